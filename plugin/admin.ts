@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto'
+import { hashPassword } from './account/password.js'
+import { registrationProblem } from './oauth/redirect.js'
+import { parseScope, type ScopeRegistry } from './oauth/scope.js'
+import { hashSecret, newClientId, randomBase64Url } from './oauth/tokens.js'
+import type { ClientRecord, Store } from './store/store.js'
+
+/** A registration the operator asked for that cannot be made; the message says which field. */
+export class RegistrationError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'RegistrationError'
+  }
+}
+
+export interface NewClient {
+  name: string
+  redirectUris: string[]
+  /** Space-separated; the client's allowed and default scopes. */
+  scope?: string
+  responseTypes?: Array<'code' | 'token'>
+  requirePkce?: boolean
+  accessTokenTtl?: number
+  refreshTokenTtl?: number
+}
+
+/** Registers a client; the secret is returned this once and only its hash is kept. */
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient): Promise<{ client: ClientRecord, clientSecret: string }> {
+  if (input.name.trim() === '' || input.name.length > 100) throw new RegistrationError('name must be 1 to 100 characters')
+  if (input.redirectUris.length === 0) throw new RegistrationError('at least one redirect URI is required')
+  for (const uri of input.redirectUris) {
+    const problem = registrationProblem(uri)
+    if (problem !== undefined) throw new RegistrationError(`redirect URI ${uri} ${problem}`)
+  }
+  const scopes = parseScope(input.scope ?? '1 3')
+  if (scopes.length === 0) throw new RegistrationError('at least one scope is required')
+  const unknown = scopes.find((scope) => !registry.has(scope))
+  if (unknown !== undefined) throw new RegistrationError(`scope ${unknown} is not in the scope registry`)
+  const responseTypes: string[] = [...new Set(input.responseTypes ?? ['code', 'token'])]
+  if (responseTypes.length === 0 || responseTypes.some((type) => type !== 'code' && type !== 'token')) {
+    throw new RegistrationError('response types must be code, token or both')
+  }
+  for (const ttl of [input.accessTokenTtl, input.refreshTokenTtl]) {
+    if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) throw new RegistrationError('token lifetimes must be whole seconds')
+  }
+  const clientSecret = randomBase64Url(32)
+  const client: ClientRecord = {
+    id: newClientId(),
+    name: input.name.trim(),
+    secretHash: hashSecret(clientSecret),
+    redirectUris: input.redirectUris,
+    scopes,
+    responseTypes: responseTypes as Array<'code' | 'token'>,
+    requirePkce: input.requirePkce ?? false,
+    ...(input.accessTokenTtl !== undefined && { accessTokenTtl: input.accessTokenTtl }),
+    ...(input.refreshTokenTtl !== undefined && { refreshTokenTtl: input.refreshTokenTtl }),
+    createdAt: Date.now()
+  }
+  await store.saveClient(client)
+  return { client, clientSecret }
+}
+
+const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/
+
+export async function createUser (store: Store, username: string, password: string): Promise<{ userId: string }> {
+  if (!USERNAME.test(username)) throw new RegistrationError('username must be 1 to 64 letters, digits or . _ @ -')
+  if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
+  const userId = randomUUID()
+  const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password), createdAt: Date.now() })
+  if (!created) throw new RegistrationError(`username ${username} is taken`)
+  return { userId }
+}

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errors } from '../errors.js'
+import type { MacgateConfig } from '../options.js'
+import { confirmPage, errorPage } from '../account/pages.js'
+import { currentUser } from '../account/session.js'
+import { NoRedirectError, readAuthorizationRequest, RedirectError, type AuthorizationRequest } from './authorize-request.js'
+import { issueAuthorization } from './issue.js'
+import { queryOf, single, type Params } from './params.js'
+import { withQuery } from './redirect.js'
+
+/** Sends an authorization failure where the contract says: a page, or back to the client. */
+export async function replyAuthorizeError (reply: FastifyReply, error: unknown, status: 302 | 303): Promise<FastifyReply> {
+  if (error instanceof NoRedirectError) {
+    return await reply.code(400).type('text/html; charset=utf-8').send(errorPage(error.error.errno, error.error.message))
+  }
+  if (error instanceof RedirectError) {
+    const params: Record<string, string> = { error: String(error.error.errno), error_description: error.error.message }
+    if (error.state !== undefined) params.state = error.state
+    return await reply.redirect(withQuery(error.redirectUri, params), status)
+  }
+  throw error
+}
+
+function signInRedirect (request: FastifyRequest): string {
+  return `/oauth2/signin?${new URLSearchParams({ return_to: request.url }).toString()}`
+}
+
+/** GET /oauth2/authorize, and the POST of the confirmation page's decision. */
+export function authorizeRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+  const { store, registry } = config
+
+  async function showConfirmation (request: FastifyRequest, reply: FastifyReply, authz: AuthorizationRequest, username: string): Promise<FastifyReply> {
+    const page = confirmPage({
+      csrf: reply.generateCsrf(),
+      username,
+      appName: authz.client.name,
+      permissions: authz.scope.map((id) => registry.describe(id)),
+      action: request.url
+    })
+    return await reply.type('text/html; charset=utf-8').send(page)
+  }
+
+  fastify.get('/oauth2/authorize', async (request, reply) => {
+    try {
+      const authz = await readAuthorizationRequest(config, queryOf(request.url))
+      const user = await currentUser(config, request)
+      if (user === undefined) return await reply.redirect(signInRedirect(request), 302)
+      if (authz.skipConfirm) {
+        const granted = await store.getConsent(user.id, authz.client.id)
+        if (authz.scope.every((scope) => granted.includes(scope))) {
+          return await reply.redirect(await issueAuthorization(config, authz, user), 302)
+        }
+      }
+      return await showConfirmation(request, reply, authz, user.username)
+    } catch (error) {
+      return await replyAuthorizeError(reply, error, 302)
+    }
+  })
+
+  fastify.post('/oauth2/authorize', { preHandler: fastify.csrfProtection }, async (request, reply) => {
+    try {
+      const authz = await readAuthorizationRequest(config, queryOf(request.url))
+      const user = await currentUser(config, request)
+      if (user === undefined) return await reply.redirect(signInRedirect(request), 303)
+      const decision = single((request.body ?? {}) as Params, 'decision')
+      if (decision === 'deny') throw new RedirectError(errors.accessDenied('the user denied access'), authz.redirectUri, authz.state)
+      if (decision !== 'allow') throw new RedirectError(errors.invalidRequest('decision must be allow or deny'), authz.redirectUri, authz.state)
+      await store.addConsent(user.id, authz.client.id, authz.scope)
+      return await reply.redirect(await issueAuthorization(config, authz, user), 303)
+    } catch (error) {
+      return await replyAuthorizeError(reply, error, 303)
+    }
+  })
+}

@@ -1,0 +1,48 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { errors } from '../../errors.js'
+import type { MacgateConfig } from '../../options.js'
+import type { ClientRecord, CodeRecord } from '../../store/store.js'
+import { required, single, type Params } from '../params.js'
+import { checkRedirectUri } from './redirect-check.js'
+import { issueTokenSet } from '../token-set.js'
+import { grantIdOf, hashSecret } from '../tokens.js'
+
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
+
+/** RFC 7636 S256: the verifier must hash to the challenge remembered with the code. */
+function checkVerifier (code: CodeRecord, params: Params): void {
+  const verifier = single(params, 'code_verifier')
+  if (code.codeChallenge === undefined) return
+  if (verifier === undefined) throw errors.invalidGrant('code_verifier is required')
+  if (!VERIFIER.test(verifier)) throw errors.invalidRequest('code_verifier malformed')
+  const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'))
+  const expected = Buffer.from(code.codeChallenge)
+  if (computed.length !== expected.length || !timingSafeEqual(computed, expected)) throw errors.invalidGrant('code_verifier does not match')
+}
+
+/** grant_type=authorization_code: one success per code, a replay revokes what it gave. */
+export async function exchangeCode (config: MacgateConfig, client: ClientRecord, params: Params): Promise<object> {
+  const { store } = config
+  const redirectUri = checkRedirectUri(config, client, params)
+  const code = required(params, 'code')
+  const grantId = grantIdOf(code)
+  if (grantId === undefined) throw errors.invalidCode()
+  const codeHash = hashSecret(code)
+  const record = await store.getCode(codeHash, grantId)
+  if (record === undefined) throw errors.invalidCode()
+  if (record.used === true) {
+    await store.revokeGrant(grantId)
+    throw errors.invalidCode('code already used')
+  }
+  if (record.clientId !== client.id) throw errors.invalidGrant('code was issued to another client')
+  if (redirectUri !== record.redirectUri) throw errors.invalidGrant('code was issued for another redirect_uri')
+  checkVerifier(record, params)
+
+  if (!client.responseTypes.includes('code')) throw errors.unauthorizedClient()
+  const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
+  const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
+  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope }, record.redirectUri, accessTtl, refreshTtl)
+  const result = await store.redeemCode(codeHash, tokens, accessTtl, refreshTtl)
+  if (result !== 'ok') throw errors.invalidCode(result === 'replayed' ? 'code already used' : undefined)
+  return body
+}

@@ -1,0 +1,13 @@
+import { errors } from '../../errors.js'
+import type { MacgateConfig } from '../../options.js'
+import type { ClientRecord } from '../../store/store.js'
+import { single, type Params } from '../params.js'
+import { matchRedirectUri } from '../redirect.js'
+
+/** The registered URI the token request's redirect_uri matches, by the authorize rule (96010). */
+export function checkRedirectUri (config: MacgateConfig, client: ClientRecord, params: Params): string {
+  const given = single(params, 'redirect_uri')
+  const registered = given === undefined ? undefined : matchRedirectUri(client.redirectUris, given, config.strictRedirectUri)
+  if (registered === undefined) throw errors.invalidRedirectUri()
+  return registered
+}

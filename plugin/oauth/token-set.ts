@@ -1,0 +1,50 @@
+import type { MacgateConfig } from '../options.js'
+import type { AccessTokenRecord, RefreshTokenRecord } from '../store/store.js'
+import { formatScope } from './scope.js'
+import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from './tokens.js'
+
+export interface Grantee {
+  grantId: string
+  clientId: string
+  userId: string
+  scope: string[]
+}
+
+/** A fresh access token and mac_key, and the record the store keeps of them. */
+export function issueAccessToken (config: MacgateConfig, grantee: Grantee, ttlSeconds: number) {
+  const accessToken = mintToken(grantee.grantId)
+  const macKey = mintMacKey()
+  const record: AccessTokenRecord = {
+    ...grantee,
+    openId: deriveOpenId(config.secret, grantee.clientId, grantee.userId),
+    macKeySealed: sealMacKey(accessToken, macKey),
+    expiresAt: Date.now() + ttlSeconds * 1000
+  }
+  return { accessToken, macKey, openId: record.openId, stored: { hash: hashSecret(accessToken), record } }
+}
+
+/** Access and refresh token of a code or refresh grant, with the token endpoint's body. */
+export function issueTokenSet (config: MacgateConfig, grantee: Grantee, redirectUri: string, accessTtl: number, refreshTtl: number) {
+  const access = issueAccessToken(config, grantee, accessTtl)
+  const refreshToken = mintToken(grantee.grantId)
+  const refreshRecord: RefreshTokenRecord = {
+    ...grantee,
+    redirectUri,
+    accessTokenHash: access.stored.hash,
+    expiresAt: Date.now() + refreshTtl * 1000
+  }
+  return {
+    tokens: { grantId: grantee.grantId, access: access.stored, refresh: { hash: hashSecret(refreshToken), record: refreshRecord } },
+    // The contract's field order; expires_in a JSON number.
+    body: {
+      access_token: access.accessToken,
+      expires_in: accessTtl,
+      refresh_token: refreshToken,
+      scope: formatScope(grantee.scope),
+      token_type: 'mac',
+      mac_key: access.macKey,
+      mac_algorithm: 'HmacSha1',
+      openId: access.openId
+    }
+  }
+}

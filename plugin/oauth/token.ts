@@ -1,0 +1,63 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { errors, toOAuthError } from '../errors.js'
+import type { MacgateConfig } from '../options.js'
+import { authenticateClient, usesBasicAuth } from './client-auth.js'
+import { exchangeCode } from './grants/code.js'
+import { refreshTokens } from './grants/refresh.js'
+import { queryOf, single, type Params } from './params.js'
+
+const PREFIX = '&&&START&&&'
+const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
+
+function send (reply: FastifyReply, status: number, body: object): FastifyReply {
+  return reply.code(status)
+    .header('content-type', 'application/json;charset=UTF-8')
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache')
+    .send(PREFIX + JSON.stringify(body))
+}
+
+/** GET (the spec) takes the query; POST (RFC 6749) the form body, plus a query without overlap. */
+function paramsOf (request: FastifyRequest): Params {
+  const query = queryOf(request.url)
+  if (request.method === 'GET') return query
+  const body = (request.body ?? {}) as Params
+  const both = Object.keys(body).find((name) => name in query)
+  if (both !== undefined) throw errors.invalidRequest(`${both} is repeated`)
+  return { ...query, ...body }
+}
+
+/** /oauth2/token: client authentication, then the grant's handler; every body `&&&START&&&`-prefixed. */
+export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    const failure = toOAuthError(error)
+    if (failure.statusCode >= 500) request.log.error({ err: error }, 'token endpoint failed')
+    if (failure.statusCode === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
+    return send(reply, config.tokenErrorStatus ?? failure.statusCode, { error: failure.errno, error_description: failure.message })
+  })
+
+  fastify.route({
+    method: ['GET', 'POST'],
+    url: '/oauth2/token',
+    handler: async (request, reply) => {
+      const params = paramsOf(request)
+      const grantType = single(params, 'grant_type')
+      if (grantType === undefined || grantType === '') throw errors.invalidRequest('grant_type is missing')
+      if (!Object.hasOwn(GRANTS, grantType)) throw errors.unsupportedGrantType()
+      const tokenType = single(params, 'token_type')
+      if (tokenType !== undefined && tokenType !== 'mac') throw errors.invalidRequest('token_type must be mac')
+      const client = await authenticateClient(config, request, params)
+      const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
+      return send(reply, 200, body)
+    }
+  })
+
+  fastify.route({
+    method: ['PUT', 'DELETE', 'PATCH'],
+    url: '/oauth2/token',
+    handler: async (_request, reply) => {
+      reply.header('allow', 'GET, POST')
+      throw errors.invalidRequest('use GET or POST', 405)
+    }
+  })
+}

@@ -1,0 +1,227 @@
+import { EventEmitter } from 'node:events'
+import type {
+  AccessTokenRecord, ClientRecord, CodeRecord, RedeemResult, RefreshTokenRecord,
+  RevocationListener, Store, TokenSet, UserRecord
+} from './store.js'
+
+/** A map whose entries expire on their own, like Redis keys with a TTL. */
+class ExpiringMap<V> {
+  readonly #entries = new Map<string, { value: V, expiresAt: number }>()
+
+  get (key: string): V | undefined {
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return undefined
+    if (entry.expiresAt <= Date.now()) {
+      this.#entries.delete(key)
+      return undefined
+    }
+    return entry.value
+  }
+
+  set (key: string, value: V, ttlSeconds: number): void {
+    this.#entries.set(key, { value, expiresAt: Date.now() + ttlSeconds * 1000 })
+  }
+
+  /** Sets only when absent; true when it was set. */
+  add (key: string, value: V, ttlSeconds: number): boolean {
+    if (this.get(key) !== undefined) return false
+    this.set(key, value, ttlSeconds)
+    return true
+  }
+
+  delete (key: string): boolean {
+    return this.#entries.delete(key)
+  }
+
+  sweep (): void {
+    const now = Date.now()
+    for (const [key, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(key)
+  }
+}
+
+interface Grant {
+  codes: Set<string>
+  accessTokens: Set<string>
+  refreshTokens: Set<string>
+}
+
+/**
+ * The embedded store: everything in this process, lost on exit. Each method runs to completion
+ * without awaiting, which makes every read-modify-write atomic as the Redis scripts are.
+ */
+export class MemoryStore implements Store {
+  readonly kind = 'memory'
+  readonly #clients = new Map<string, ClientRecord>()
+  readonly #users = new Map<string, UserRecord>()
+  readonly #consents = new Map<string, Set<string>>()
+  readonly #clientGrants = new Map<string, Set<string>>()
+  readonly #grants = new Map<string, Grant>()
+  readonly #codes = new ExpiringMap<CodeRecord>()
+  readonly #accessTokens = new ExpiringMap<AccessTokenRecord>()
+  readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
+  readonly #nonces = new ExpiringMap<true>()
+  readonly #revocations = new EventEmitter()
+  #secret: string | undefined
+  readonly #sweeper: NodeJS.Timeout
+
+  constructor ({ sweepIntervalMs = 60_000 } = {}) {
+    this.#sweeper = setInterval(() => this.#sweep(), sweepIntervalMs).unref()
+  }
+
+  async saveClient (client: ClientRecord): Promise<void> {
+    this.#clients.set(client.id, structuredClone(client))
+  }
+
+  async getClient (clientId: string): Promise<ClientRecord | undefined> {
+    const client = this.#clients.get(clientId)
+    return client && structuredClone(client)
+  }
+
+  async listClients (): Promise<ClientRecord[]> {
+    return [...this.#clients.values()].map((client) => structuredClone(client))
+  }
+
+  async removeClient (clientId: string): Promise<boolean> {
+    if (!this.#clients.delete(clientId)) return false
+    for (const grantId of this.#clientGrants.get(clientId) ?? []) await this.revokeGrant(grantId)
+    this.#clientGrants.delete(clientId)
+    return true
+  }
+
+  async createUser (user: UserRecord): Promise<boolean> {
+    if (this.#users.has(user.username)) return false
+    this.#users.set(user.username, structuredClone(user))
+    return true
+  }
+
+  async getUserByName (username: string): Promise<UserRecord | undefined> {
+    const user = this.#users.get(username)
+    return user && structuredClone(user)
+  }
+
+  async getConsent (userId: string, clientId: string): Promise<string[]> {
+    return [...(this.#consents.get(`${userId}:${clientId}`) ?? [])]
+  }
+
+  async addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> {
+    const key = `${userId}:${clientId}`
+    const granted = this.#consents.get(key) ?? new Set()
+    for (const scope of scopes) granted.add(scope)
+    this.#consents.set(key, granted)
+  }
+
+  async openGrant (clientId: string, grantId: string): Promise<void> {
+    const grants = this.#clientGrants.get(clientId) ?? new Set()
+    this.#clientGrants.set(clientId, grants.add(grantId))
+  }
+
+  async saveCode (codeHash: string, grantId: string, code: CodeRecord, ttlSeconds: number): Promise<void> {
+    this.#codes.set(codeHash, structuredClone(code), ttlSeconds)
+    this.#grant(grantId).codes.add(codeHash)
+  }
+
+  async getCode (codeHash: string): Promise<CodeRecord | undefined> {
+    const code = this.#codes.get(codeHash)
+    return code && structuredClone(code)
+  }
+
+  async redeemCode (codeHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+    const code = this.#codes.get(codeHash)
+    if (code === undefined) return 'missing'
+    if (code.used === true) {
+      this.#revoke(code.grantId)
+      return 'replayed'
+    }
+    code.used = true
+    this.#save(tokens, accessTtl, refreshTtl)
+    return 'ok'
+  }
+
+  async saveTokens (tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<void> {
+    this.#save(tokens, accessTtl, refreshTtl)
+  }
+
+  async getAccessToken (tokenHash: string): Promise<AccessTokenRecord | undefined> {
+    const token = this.#accessTokens.get(tokenHash)
+    return token && structuredClone(token)
+  }
+
+  async getRefreshToken (tokenHash: string): Promise<RefreshTokenRecord | undefined> {
+    const token = this.#refreshTokens.get(tokenHash)
+    return token && structuredClone(token)
+  }
+
+  async rotateRefreshToken (tokenHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+    const refresh = this.#refreshTokens.get(tokenHash)
+    if (refresh === undefined) return 'missing'
+    if (refresh.spent === true) {
+      this.#revoke(refresh.grantId)
+      return 'replayed'
+    }
+    refresh.spent = true
+    if (this.#accessTokens.delete(refresh.accessTokenHash)) this.#revocations.emit('revoked', [refresh.accessTokenHash])
+    this.#save(tokens, accessTtl, refreshTtl)
+    return 'ok'
+  }
+
+  async revokeGrant (grantId: string): Promise<string[]> {
+    return this.#revoke(grantId)
+  }
+
+  onRevocation (listener: RevocationListener): void {
+    this.#revocations.on('revoked', listener)
+  }
+
+  async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
+    return this.#nonces.add(`${tokenHash}:${nonce}`, true, ttlSeconds)
+  }
+
+  async serverSecret (proposed: string): Promise<string> {
+    this.#secret ??= proposed
+    return this.#secret
+  }
+
+  async close (): Promise<void> {
+    clearInterval(this.#sweeper)
+  }
+
+  #grant (grantId: string): Grant {
+    let grant = this.#grants.get(grantId)
+    if (grant === undefined) {
+      grant = { codes: new Set(), accessTokens: new Set(), refreshTokens: new Set() }
+      this.#grants.set(grantId, grant)
+    }
+    return grant
+  }
+
+  #save (tokens: TokenSet, accessTtl: number, refreshTtl: number): void {
+    const grant = this.#grant(tokens.grantId)
+    this.#accessTokens.set(tokens.access.hash, structuredClone(tokens.access.record), accessTtl)
+    grant.accessTokens.add(tokens.access.hash)
+    if (tokens.refresh !== undefined) {
+      this.#refreshTokens.set(tokens.refresh.hash, structuredClone(tokens.refresh.record), refreshTtl)
+      grant.refreshTokens.add(tokens.refresh.hash)
+    }
+  }
+
+  #revoke (grantId: string): string[] {
+    const grant = this.#grants.get(grantId)
+    if (grant === undefined) return []
+    this.#grants.delete(grantId)
+    for (const hash of grant.codes) this.#codes.delete(hash)
+    for (const hash of grant.refreshTokens) this.#refreshTokens.delete(hash)
+    const revoked = [...grant.accessTokens].filter((hash) => this.#accessTokens.delete(hash))
+    if (revoked.length > 0) this.#revocations.emit('revoked', revoked)
+    return revoked
+  }
+
+  #sweep (): void {
+    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#nonces]) map.sweep()
+    for (const [grantId, grant] of this.#grants) {
+      const live = [...grant.codes].some((hash) => this.#codes.get(hash)) ||
+        [...grant.accessTokens].some((hash) => this.#accessTokens.get(hash)) ||
+        [...grant.refreshTokens].some((hash) => this.#refreshTokens.get(hash))
+      if (!live) this.#grants.delete(grantId)
+    }
+  }
+}

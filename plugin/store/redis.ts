@@ -1,0 +1,216 @@
+import { Redis, type RedisOptions } from 'ioredis'
+import { scripts, type ScriptName } from './scripts.js'
+import { StoreUnavailableError } from './store.js'
+import type {
+  AccessTokenRecord, ClientRecord, CodeRecord, RedeemResult, RefreshTokenRecord,
+  RevocationListener, Store, TokenSet, UserRecord
+} from './store.js'
+
+type Scripted = Redis & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
+
+export interface RedisStoreOptions {
+  /** Prepended to every key and channel, so that several deployments or tests share a Redis. */
+  prefix?: string
+  /** A command not answered within this time fails (the gateway answers 503), in ms. */
+  commandTimeout?: number
+  redisOptions?: RedisOptions
+}
+
+/** The shared store: every gateway instance on one Redis sees the same records. */
+export class RedisStore implements Store {
+  readonly kind = 'redis'
+  readonly redis: Scripted
+  readonly prefix: string
+  readonly #channel: string
+  #subscriber: Redis | undefined
+  readonly #listeners: RevocationListener[] = []
+
+  constructor (url: string, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {} }: RedisStoreOptions = {}) {
+    this.prefix = prefix
+    this.#channel = `${prefix}revoked`
+    // No offline queue: while Redis is away a command fails at once instead of piling up.
+    this.redis = new Redis(url, {
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      commandTimeout,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      ...redisOptions
+    }) as Scripted
+    // A failed connection is retried by ioredis and reported per command; keep it off stderr.
+    this.redis.on('error', () => {})
+    for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition)
+    guardStoreMethods(this)
+  }
+
+  /** Connects, and fails when Redis cannot be reached at start. */
+  async connect (): Promise<this> {
+    await this.redis.connect()
+    return this
+  }
+
+  async saveClient (client: ClientRecord): Promise<void> {
+    await this.redis.macgateSaveClient(this.#clientKey(client.id), this.#clientIndex(), client.id, JSON.stringify(client))
+  }
+
+  async getClient (clientId: string): Promise<ClientRecord | undefined> {
+    return parse(await this.redis.get(this.#clientKey(clientId)))
+  }
+
+  async listClients (): Promise<ClientRecord[]> {
+    const ids = (await this.redis.smembers(this.#clientIndex())).sort()
+    if (ids.length === 0) return []
+    const records = await this.redis.mget(ids.map((id) => this.#clientKey(id)))
+    return records.flatMap((record) => record === null ? [] : [JSON.parse(record) as ClientRecord])
+  }
+
+  async removeClient (clientId: string): Promise<boolean> {
+    const removed = await this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId)
+    if (removed === 0) return false
+    // Each grant lives in its own slot: revoke them one by one, each atomically.
+    const grantsKey = `${this.prefix}{c:${clientId}}:grants`
+    for (const grantId of await this.redis.smembers(grantsKey)) await this.revokeGrant(grantId)
+    await this.redis.del(grantsKey)
+    return true
+  }
+
+  async createUser (user: UserRecord): Promise<boolean> {
+    return await this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'NX') === 'OK'
+  }
+
+  async getUserByName (username: string): Promise<UserRecord | undefined> {
+    return parse(await this.redis.get(this.#userKey(username)))
+  }
+
+  async getConsent (userId: string, clientId: string): Promise<string[]> {
+    return await this.redis.smembers(this.#consentKey(userId, clientId))
+  }
+
+  async addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> {
+    await this.redis.sadd(this.#consentKey(userId, clientId), ...scopes)
+  }
+
+  async openGrant (clientId: string, grantId: string): Promise<void> {
+    await this.redis.sadd(`${this.prefix}{c:${clientId}}:grants`, grantId)
+  }
+
+  async saveCode (codeHash: string, grantId: string, code: CodeRecord, ttlSeconds: number): Promise<void> {
+    const member = `code:${codeHash}`
+    await this.redis.macgateSaveCode(this.#grantPrefix(grantId) + member, this.#members(grantId), JSON.stringify(code), ttlSeconds, member)
+  }
+
+  async getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined> {
+    const fields = await this.redis.hgetall(`${this.#grantPrefix(grantId)}code:${codeHash}`)
+    if (fields.record === undefined) return undefined
+    return { ...JSON.parse(fields.record) as CodeRecord, ...(fields.used !== undefined && { used: true }) }
+  }
+
+  async redeemCode (codeHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+    const key = `${this.#grantPrefix(tokens.grantId)}code:${codeHash}`
+    return await this.redis.macgateRedeemCode(key, this.#members(tokens.grantId), ...this.#saveArgs(tokens, accessTtl, refreshTtl), this.#channel) as RedeemResult
+  }
+
+  async saveTokens (tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<void> {
+    await this.redis.macgateSaveTokens(this.#members(tokens.grantId), ...this.#saveArgs(tokens, accessTtl, refreshTtl))
+  }
+
+  async getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> {
+    return parse(await this.redis.get(`${this.#grantPrefix(grantId)}at:${tokenHash}`))
+  }
+
+  async getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> {
+    const fields = await this.redis.hgetall(`${this.#grantPrefix(grantId)}rt:${tokenHash}`)
+    if (fields.record === undefined) return undefined
+    return { ...JSON.parse(fields.record) as RefreshTokenRecord, ...(fields.spent !== undefined && { spent: true }) }
+  }
+
+  async rotateRefreshToken (tokenHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+    const key = `${this.#grantPrefix(tokens.grantId)}rt:${tokenHash}`
+    return await this.redis.macgateRotateRefresh(key, this.#members(tokens.grantId), ...this.#saveArgs(tokens, accessTtl, refreshTtl), this.#channel) as RedeemResult
+  }
+
+  async revokeGrant (grantId: string): Promise<string[]> {
+    return await this.redis.macgateRevokeGrant(this.#members(grantId), this.#grantPrefix(grantId), this.#channel) as string[]
+  }
+
+  onRevocation (listener: RevocationListener): void {
+    this.#listeners.push(listener)
+    if (this.#subscriber !== undefined) return
+    // Subscriptions need a connection of their own; ioredis renews them after a reconnect.
+    this.#subscriber = this.redis.duplicate({ enableOfflineQueue: true, lazyConnect: false })
+    this.#subscriber.on('error', () => {})
+    this.#subscriber.on('message', (_channel: string, message: string) => {
+      const hashes = message.split(' ')
+      for (const notify of this.#listeners) notify(hashes)
+    })
+    this.#subscriber.subscribe(this.#channel).catch(() => {})
+  }
+
+  async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
+    return await this.redis.set(`${this.prefix}nonce:${tokenHash}:${nonce}`, '1', 'EX', ttlSeconds, 'NX') === 'OK'
+  }
+
+  async serverSecret (proposed: string): Promise<string> {
+    return await this.redis.macgateServerSecret(`${this.prefix}secret`, proposed) as string
+  }
+
+  async close (): Promise<void> {
+    this.#subscriber?.disconnect()
+    if (this.redis.status === 'ready') await this.redis.quit()
+    else this.redis.disconnect()
+  }
+
+  #saveArgs (tokens: TokenSet, accessTtl: number, refreshTtl: number): Array<string | number> {
+    const { access, refresh } = tokens
+    return [
+      this.#grantPrefix(tokens.grantId),
+      `at:${access.hash}`, JSON.stringify(access.record), accessTtl,
+      refresh === undefined ? '' : `rt:${refresh.hash}`, refresh === undefined ? '' : JSON.stringify(refresh.record), refreshTtl
+    ]
+  }
+
+  #grantPrefix (grantId: string): string {
+    return `${this.prefix}{g:${grantId}}:`
+  }
+
+  #members (grantId: string): string {
+    return `${this.#grantPrefix(grantId)}members`
+  }
+
+  #clientKey (clientId: string): string {
+    return `${this.prefix}{clients}:${clientId}`
+  }
+
+  #clientIndex (): string {
+    return `${this.prefix}{clients}:index`
+  }
+
+  #userKey (username: string): string {
+    return `${this.prefix}user:${username}`
+  }
+
+  #consentKey (userId: string, clientId: string): string {
+    return `${this.prefix}consent:{${userId}}:${clientId}`
+  }
+}
+
+/** Every failure to reach Redis surfaces as StoreUnavailableError, which endpoints answer with 503. */
+function guardStoreMethods (store: RedisStore): void {
+  const methods = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+  for (const name of Object.getOwnPropertyNames(RedisStore.prototype)) {
+    const method = methods[name]
+    if (name === 'constructor' || name === 'onRevocation' || typeof method !== 'function') continue
+    methods[name] = async (...args) => {
+      try {
+        return await method.apply(store, args)
+      } catch (error) {
+        throw new StoreUnavailableError(error)
+      }
+    }
+  }
+}
+
+function parse<T> (value: string | null): T | undefined {
+  return value === null ? undefined : JSON.parse(value) as T
+}

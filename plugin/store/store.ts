@@ -1,0 +1,145 @@
+/**
+ * The storage interface behind macgate. Two implementations keep the same semantics:
+ * `MemoryStore` (embedded, one process) and `RedisStore` (shared by every gateway instance).
+ *
+ * Secrets never reach the store in clear: codes, access and refresh tokens are addressed by
+ * the SHA-256 of their value, client secrets and passwords are stored as hashes, and a token's
+ * mac_key is stored encrypted under a key derived from the token itself.
+ *
+ * Every token and code belongs to a grant: the family of everything issued from one user's
+ * authorization. The grant id is part of each code and token value, so that all records of one
+ * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
+ */
+
+/** The store could not be reached or did not answer in time. */
+export class StoreUnavailableError extends Error {
+  constructor (cause: unknown) {
+    super('store unavailable', { cause })
+    this.name = 'StoreUnavailableError'
+  }
+}
+
+export interface ClientRecord {
+  id: string
+  name: string
+  secretHash: string
+  redirectUris: string[]
+  scopes: string[]
+  responseTypes: Array<'code' | 'token'>
+  requirePkce: boolean
+  accessTokenTtl?: number
+  refreshTokenTtl?: number
+  createdAt: number
+}
+
+export interface UserRecord {
+  id: string
+  username: string
+  passwordHash: string
+  createdAt: number
+}
+
+export interface CodeRecord {
+  grantId: string
+  clientId: string
+  userId: string
+  /** The registered redirect URI the code was issued for. */
+  redirectUri: string
+  scope: string[]
+  codeChallenge?: string
+  /** Set once the code has been exchanged. */
+  used?: boolean
+}
+
+export interface AccessTokenRecord {
+  grantId: string
+  clientId: string
+  userId: string
+  openId: string
+  scope: string[]
+  /** mac_key, AES-256-GCM encrypted under a key derived from the token (see oauth/tokens.ts). */
+  macKeySealed: string
+  /** Unix milliseconds. */
+  expiresAt: number
+}
+
+export interface RefreshTokenRecord {
+  grantId: string
+  clientId: string
+  userId: string
+  redirectUri: string
+  scope: string[]
+  /** Hash of the access token issued beside it, revoked when this refresh token is spent. */
+  accessTokenHash: string
+  expiresAt: number
+  /** Set once the refresh token has been exchanged. */
+  spent?: boolean
+}
+
+/** An access token (and maybe a refresh token) to save together, all of one grant. */
+export interface TokenSet {
+  grantId: string
+  access: { hash: string, record: AccessTokenRecord }
+  refresh?: { hash: string, record: RefreshTokenRecord }
+}
+
+/** `ok`: done. `missing`: unknown or expired. `replayed`: already used, the grant is now revoked. */
+export type RedeemResult = 'ok' | 'missing' | 'replayed'
+
+export interface RevocationListener {
+  (accessTokenHashes: string[]): void
+}
+
+export interface Store {
+  readonly kind: 'memory' | 'redis'
+
+  saveClient (client: ClientRecord): Promise<void>
+  getClient (clientId: string): Promise<ClientRecord | undefined>
+  listClients (): Promise<ClientRecord[]>
+  /** Removes the client and revokes every grant issued to it. False when it did not exist. */
+  removeClient (clientId: string): Promise<boolean>
+
+  /** False when the username is taken. */
+  createUser (user: UserRecord): Promise<boolean>
+  getUserByName (username: string): Promise<UserRecord | undefined>
+
+  /** The scopes a user has already granted a client. */
+  getConsent (userId: string, clientId: string): Promise<string[]>
+  addConsent (userId: string, clientId: string, scopes: string[]): Promise<void>
+
+  /** Registers a new grant of a client, so that removing the client can revoke it. */
+  openGrant (clientId: string, grantId: string): Promise<void>
+
+  saveCode (codeHash: string, grantId: string, code: CodeRecord, ttlSeconds: number): Promise<void>
+  getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined>
+  /**
+   * Atomically: if the code is unused, marks it used and saves the tokens; if it was used
+   * already, revokes every token of its grant.
+   */
+  redeemCode (codeHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult>
+
+  /** Saves tokens of an implicit grant (no code, no refresh token). */
+  saveTokens (tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<void>
+  getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined>
+
+  getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined>
+  /**
+   * Atomically: if the refresh token is unspent, marks it spent, revokes the access token issued
+   * beside it and saves the new tokens; if it was spent already, revokes the whole grant.
+   */
+  rotateRefreshToken (tokenHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult>
+
+  /** Revokes every code and token of a grant; resolves to the revoked access token hashes. */
+  revokeGrant (grantId: string): Promise<string[]>
+
+  /** Called with the hashes of revoked access tokens, whichever instance revoked them. */
+  onRevocation (listener: RevocationListener): void
+
+  /** True the first time a (token, nonce) pair is seen within `ttlSeconds`. */
+  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean>
+
+  /** The server secret shared by every instance using this store: read, or created once. */
+  serverSecret (proposed: string): Promise<string>
+
+  close (): Promise<void>
+}
