@@ -1,0 +1,66 @@
+import { parseArgs } from 'node:util'
+import { registerClient } from '../../plugin/admin.js'
+import { ScopeRegistry } from '../../plugin/oauth/scope.js'
+import { withAdminStore } from './admin-store.js'
+import { UsageError } from './usage.js'
+
+async function add (args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      scope: { type: 'string' },
+      'response-types': { type: 'string' },
+      'require-pkce': { type: 'boolean' },
+      json: { type: 'boolean' }
+    }
+  })
+  if (values.name === undefined) throw new UsageError('clients add needs --name')
+  if (values['redirect-uri'] === undefined) throw new UsageError('clients add needs --redirect-uri')
+  const responseTypes = values['response-types']?.split(',').map((type) => type.trim()) as Array<'code' | 'token'> | undefined
+  await withAdminStore(async (store) => {
+    const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
+      name: values.name!,
+      redirectUris: values['redirect-uri']!,
+      ...(values.scope !== undefined && { scope: values.scope }),
+      ...(responseTypes !== undefined && { responseTypes }),
+      requirePkce: values['require-pkce'] ?? false
+    })
+    if (values.json === true) {
+      process.stdout.write(`${JSON.stringify({ client_id: client.id, client_secret: clientSecret })}\n`)
+    } else {
+      process.stdout.write(`client_id:     ${client.id}\nclient_secret: ${clientSecret}\n(the secret is shown only now)\n`)
+    }
+  })
+}
+
+async function list (args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
+  await withAdminStore(async (store) => {
+    const clients = (await store.listClients()).map(({ secretHash, ...client }) => client)
+    if (values.json === true) {
+      process.stdout.write(`${JSON.stringify(clients)}\n`)
+      return
+    }
+    for (const client of clients) {
+      process.stdout.write(`${client.id}  ${client.name}  scope="${client.scopes.join(' ')}"  ${client.responseTypes.join(',')}  ${client.redirectUris.join(' ')}\n`)
+    }
+  })
+}
+
+async function remove (args: string[]): Promise<void> {
+  const { positionals } = parseArgs({ args, allowPositionals: true })
+  if (positionals.length !== 1) throw new UsageError('clients remove needs exactly one client id')
+  await withAdminStore(async (store) => {
+    if (!await store.removeClient(positionals[0]!)) throw new UsageError(`no client ${positionals[0]!}`)
+    process.stdout.write(`removed client ${positionals[0]!} and revoked its tokens\n`)
+  })
+}
+
+export async function clientsCommand (subcommand: string | undefined, args: string[]): Promise<void> {
+  if (subcommand === 'add') return await add(args)
+  if (subcommand === 'list') return await list(args)
+  if (subcommand === 'remove') return await remove(args)
+  throw new UsageError(`clients needs add, list or remove${subcommand === undefined ? '' : `, not ${subcommand}`}`)
+}
