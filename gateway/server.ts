@@ -1,5 +1,10 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import macgate, { type MacgateOptions } from '../plugin/index.js'
+import macgate from '../plugin/index.js'
+import type { Store } from '../plugin/store/store.js'
+import { parseConfig, type GatewayConfig } from './config.js'
+import { registerDemo, type DemoClient } from './demo/routes.js'
+import { registerProxy } from './proxy.js'
+import { buildSampleApi } from './sample-api.js'
 
 /** Request logs keep the path and drop the query: codes, secrets and tokens travel there. */
 export const logSerializers = {
@@ -8,19 +13,48 @@ export const logSerializers = {
   }
 }
 
-export interface GatewayOptions extends MacgateOptions {
+export interface GatewayOptions {
+  store: Store
+  /** The gateway config (see config.ts); defaults fit the sample open API. */
+  config?: Partial<GatewayConfig>
+  /** Signs sessions and derives openIds; default: one kept in the store. */
+  secret?: string
   logger?: FastifyServerOptions['logger']
+  /** A registered client the /demo page plays. */
+  demo?: DemoClient
 }
 
-/** The macgate service: the authorization server's endpoints and pages. */
-export async function buildGateway ({ logger = false, ...options }: GatewayOptions): Promise<FastifyInstance> {
+/** The sample open API on a loopback port of its own, closed with the gateway. */
+async function startSampleUpstream (app: FastifyInstance): Promise<string> {
+  const sample = buildSampleApi()
+  app.addHook('onClose', async () => await sample.close())
+  return await sample.listen({ port: 0, host: '127.0.0.1' })
+}
+
+/** The macgate service: the authorization server, and the open API behind MAC verification. */
+export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo }: GatewayOptions): Promise<FastifyInstance> {
+  const config = parseConfig(input)
   const app = Fastify({
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
     // Never trust a client-supplied request id into the logs.
     requestIdHeader: false,
     return503OnClosing: true
   })
-  await app.register(macgate, options)
+  await app.register(macgate, {
+    store,
+    ...(secret !== undefined && { secret }),
+    strictRedirectUri: config.strictRedirectUri,
+    ...(config.tokenErrorStatus !== undefined && { tokenErrorStatus: config.tokenErrorStatus }),
+    codeTtl: config.codeTtl,
+    accessTokenTtl: config.accessTokenTtl,
+    refreshTokenTtl: config.refreshTokenTtl,
+    signInRateLimit: config.signInRateLimit,
+    secureCookies: config.secureCookies,
+    mac: { nonceSkewMinutes: config.nonceSkewMinutes, cache: config.tokenCache }
+  })
   app.get('/healthz', async () => ({ status: 'ok' }))
+  const upstream = config.upstream ?? await startSampleUpstream(app)
+  await registerProxy(app, upstream, config.routes)
+  await registerDemo(app, demo)
   return app
 }

@@ -1,5 +1,5 @@
 import fastifyRateLimit from '@fastify/rate-limit'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { errorPage } from './account/pages.js'
 import { registerSessions } from './account/session.js'
@@ -10,18 +10,30 @@ import { authorizeRoutes } from './oauth/authorize.js'
 import { parseForm } from './oauth/params.js'
 import { tokenRoutes } from './oauth/token.js'
 import { RedisStore } from './store/redis.js'
+import { macAuthHook, type MacAuthOptions } from './mac/hook.js'
+import { MacVerifier, type MacIdentity } from './mac/verify.js'
 
 export type { MacgateOptions, MacgateConfig } from './options.js'
 export { errors, OAuthError, isOAuthError } from './errors.js'
 export { MemoryStore } from './store/memory.js'
 export { RedisStore } from './store/redis.js'
 export type { Store } from './store/store.js'
+export type { MacIdentity, VerifierOptions } from './mac/verify.js'
+export type { MacAuthOptions } from './mac/hook.js'
 export { registerClient, createUser, RegistrationError } from './admin.js'
 export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './oauth/scope.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     macgate: MacgateConfig
+    /** The MAC verifier and its token cache, shared by every `macAuth` hook. */
+    macVerifier: MacVerifier
+    /** An `onRequest` hook admitting only MAC-signed requests with the given scopes. */
+    macAuth (options?: MacAuthOptions): onRequestHookHandler
+  }
+  interface FastifyRequest {
+    /** Set by a `macAuth` hook once the request is verified. */
+    macIdentity: MacIdentity | null
   }
 }
 
@@ -64,6 +76,10 @@ async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<
 async function macgate (fastify: FastifyInstance, options: MacgateOptions): Promise<void> {
   const config = await resolveOptions(options)
   fastify.decorate('macgate', config)
+  const verifier = new MacVerifier(config.store, config.secret, options.mac)
+  fastify.decorate('macVerifier', verifier)
+  fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, authOptions))
+  fastify.decorateRequest('macIdentity', null)
   await fastify.register(async function oauthEndpoints (endpoints) {
     strictFormParser(endpoints)
     const store = config.store

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { defaultScopes, ScopeRegistry, type ScopeDefinition } from './oauth/scope.js'
 import type { Store } from './store/store.js'
+import type { VerifierOptions } from './mac/verify.js'
 
 export interface MacgateOptions {
   /** Where clients, users, codes and tokens live: `MemoryStore` or `RedisStore`. */
@@ -21,6 +22,8 @@ export interface MacgateOptions {
   signInRateLimit?: number
   /** Send the session cookie only over HTTPS; turn on behind TLS. */
   secureCookies?: boolean
+  /** The MAC verifier: nonce window and token cache. */
+  mac?: VerifierOptions
 }
 
 /** The options with every default filled in, shared by the plugin's parts. */

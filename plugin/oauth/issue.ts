@@ -22,7 +22,7 @@ export async function issueAuthorization (config: MacgateConfig, request: Author
   await store.openGrant(client.id, grantId)
 
   if (request.responseType === 'code') {
-    const code = mintCode(grantId)
+    const code = mintCode(config.secret, grantId)
     await store.saveCode(hashSecret(code), grantId, {
       grantId,
       clientId: client.id,

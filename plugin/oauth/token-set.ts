@@ -12,7 +12,7 @@ export interface Grantee {
 
 /** A fresh access token and mac_key, and the record the store keeps of them. */
 export function issueAccessToken (config: MacgateConfig, grantee: Grantee, ttlSeconds: number) {
-  const accessToken = mintToken(grantee.grantId)
+  const accessToken = mintToken(config.secret, grantee.grantId)
   const macKey = mintMacKey()
   const record: AccessTokenRecord = {
     ...grantee,
@@ -26,7 +26,7 @@ export function issueAccessToken (config: MacgateConfig, grantee: Grantee, ttlSe
 /** Access and refresh token of a code or refresh grant, with the token endpoint's body. */
 export function issueTokenSet (config: MacgateConfig, grantee: Grantee, redirectUri: string, accessTtl: number, refreshTtl: number) {
   const access = issueAccessToken(config, grantee, accessTtl)
-  const refreshToken = mintToken(grantee.grantId)
+  const refreshToken = mintToken(config.secret, grantee.grantId)
   const refreshRecord: RefreshTokenRecord = {
     ...grantee,
     redirectUri,

@@ -1,9 +1,11 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
-// Codes and tokens are `<grantId>.<random>`: the grant id puts every record of one grant in
-// one Redis Cluster hash slot, and lets a token's record be found from the token alone.
+// Codes and tokens are `<grantId>.<random><tag>`. The grant id puts every record of one grant in
+// one Redis Cluster hash slot and lets a token's record be found from the token alone; the tag,
+// an HMAC under the server secret, lets a forged or random value be refused without a store read.
 const GRANT_ID_LENGTH = 16
-const GRANT_ID = /^[A-Za-z0-9_-]{16}$/
+const TAG_LENGTH = 16
+const ISSUED = /^([A-Za-z0-9_-]{16})\.[A-Za-z0-9_-]{22,43}$/
 
 export function randomBase64Url (bytes: number): string {
   return randomBytes(bytes).toString('base64url')
@@ -13,26 +15,39 @@ export function newGrantId (): string {
   return randomBase64Url(12)
 }
 
+function tag (secret: string, body: string): string {
+  return createHmac('sha256', secret).update(body).digest('base64url').slice(0, TAG_LENGTH)
+}
+
+function mint (secret: string, grantId: string, randomBytesCount: number): string {
+  const body = `${grantId}.${randomBase64Url(randomBytesCount)}`
+  return body + tag(secret, body)
+}
+
 /** Authorization code: 128 random bits after the grant id. */
-export function mintCode (grantId: string): string {
-  return `${grantId}.${randomBase64Url(16)}`
+export function mintCode (secret: string, grantId: string): string {
+  return mint(secret, grantId, 16)
 }
 
 /** Access or refresh token: 256 random bits after the grant id. */
-export function mintToken (grantId: string): string {
-  return `${grantId}.${randomBase64Url(32)}`
+export function mintToken (secret: string, grantId: string): string {
+  return mint(secret, grantId, 32)
+}
+
+/** The grant id of a code or token this server issued, or undefined for anything else. */
+export function grantIdOf (secret: string, value: string): string | undefined {
+  if (value.length < GRANT_ID_LENGTH + 1 + 22 + TAG_LENGTH || value.length > GRANT_ID_LENGTH + 1 + 43 + TAG_LENGTH) return undefined
+  const body = value.slice(0, -TAG_LENGTH)
+  const match = ISSUED.exec(body)
+  if (match === null) return undefined
+  const given = Buffer.from(value.slice(-TAG_LENGTH))
+  const expected = Buffer.from(tag(secret, body))
+  return given.length === expected.length && timingSafeEqual(given, expected) ? match[1] : undefined
 }
 
 /** mac_key: 160 random bits, used as the UTF-8 bytes of its base64url text. */
 export function mintMacKey (): string {
   return randomBase64Url(20)
-}
-
-/** The grant id inside a code or token, or undefined when the value is not one of ours. */
-export function grantIdOf (value: string): string | undefined {
-  if (value.length < GRANT_ID_LENGTH + 2 || value[GRANT_ID_LENGTH] !== '.') return undefined
-  const grantId = value.slice(0, GRANT_ID_LENGTH)
-  return GRANT_ID.test(grantId) ? grantId : undefined
 }
 
 /** What the store keeps instead of a code, token or client secret. */

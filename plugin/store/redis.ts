@@ -144,11 +144,18 @@ export class RedisStore implements Store {
       const hashes = message.split(' ')
       for (const notify of this.#listeners) notify(hashes)
     })
+    // After a reconnect, revocations published meanwhile were missed: tell listeners to drop all.
+    let subscribed = false
+    this.#subscriber.on('ready', () => {
+      if (subscribed) for (const notify of this.#listeners) notify(null)
+      subscribed = true
+    })
     this.#subscriber.subscribe(this.#channel).catch(() => {})
   }
 
-  async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
-    return await this.redis.set(`${this.prefix}nonce:${tokenHash}:${nonce}`, '1', 'EX', ttlSeconds, 'NX') === 'OK'
+  async useNonce (tokenHash: string, grantId: string, nonce: string, ttlSeconds: number): Promise<boolean> {
+    // In the grant's slot, beside the token; auto-pipelining batches the calls of one tick.
+    return await this.redis.set(`${this.#grantPrefix(grantId)}nonce:${tokenHash}:${nonce}`, '1', 'EX', ttlSeconds, 'NX') === 'OK'
   }
 
   async serverSecret (proposed: string): Promise<string> {

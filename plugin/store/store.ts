@@ -86,8 +86,9 @@ export interface TokenSet {
 /** `ok`: done. `missing`: unknown or expired. `replayed`: already used, the grant is now revoked. */
 export type RedeemResult = 'ok' | 'missing' | 'replayed'
 
+/** Hashes of revoked access tokens; `null` when revocations may have been missed (reconnect). */
 export interface RevocationListener {
-  (accessTokenHashes: string[]): void
+  (accessTokenHashes: string[] | null): void
 }
 
 export interface Store {
@@ -136,7 +137,7 @@ export interface Store {
   onRevocation (listener: RevocationListener): void
 
   /** True the first time a (token, nonce) pair is seen within `ttlSeconds`. */
-  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean>
+  useNonce (tokenHash: string, grantId: string, nonce: string, ttlSeconds: number): Promise<boolean>
 
   /** The server secret shared by every instance using this store: read, or created once. */
   serverSecret (proposed: string): Promise<string>

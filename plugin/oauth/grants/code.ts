@@ -25,7 +25,7 @@ export async function exchangeCode (config: MacgateConfig, client: ClientRecord,
   const { store } = config
   const redirectUri = checkRedirectUri(config, client, params)
   const code = required(params, 'code')
-  const grantId = grantIdOf(code)
+  const grantId = grantIdOf(config.secret, code)
   if (grantId === undefined) throw errors.invalidCode()
   const codeHash = hashSecret(code)
   const record = await store.getCode(codeHash, grantId)

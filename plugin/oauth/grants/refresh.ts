@@ -12,7 +12,7 @@ export async function refreshTokens (config: MacgateConfig, client: ClientRecord
   const { store } = config
   const redirectUri = checkRedirectUri(config, client, params)
   const refreshToken = required(params, 'refresh_token')
-  const grantId = grantIdOf(refreshToken)
+  const grantId = grantIdOf(config.secret, refreshToken)
   if (grantId === undefined) throw errors.invalidRefreshToken()
   const tokenHash = hashSecret(refreshToken)
   const record = await store.getRefreshToken(tokenHash, grantId)

@@ -1,0 +1,67 @@
+import fastifyHttpProxy from '@fastify/http-proxy'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
+import { sendOpenApiError } from '../plugin/mac/hook.js'
+import { errors } from '../plugin/errors.js'
+import type { RouteRule } from './config.js'
+
+interface Route {
+  rule: RouteRule
+  check: onRequestHookHandler
+}
+
+/** Which configured route a path falls under: an exact path, else the longest `/*` prefix. */
+class RouteTable {
+  readonly #exact = new Map<string, Route>()
+  readonly #prefixes: Array<[string, Route]> = []
+
+  constructor (rules: RouteRule[], checkFor: (rule: RouteRule) => onRequestHookHandler) {
+    for (const rule of rules) {
+      const route = { rule, check: checkFor(rule) }
+      if (rule.path.endsWith('/*')) this.#prefixes.push([rule.path.slice(0, -1), route])
+      else this.#exact.set(rule.path, route)
+    }
+    this.#prefixes.sort(([a], [b]) => b.length - a.length)
+  }
+
+  match (path: string): Route | undefined {
+    return this.#exact.get(path) ?? this.#prefixes.find(([prefix]) => path.startsWith(prefix))?.[1]
+  }
+}
+
+/** The caller's identity goes upstream; its token, and any identity it claimed itself, do not. */
+function rewriteRequestHeaders (request: { macIdentity: FastifyRequest['macIdentity'] }, headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  delete headers.authorization
+  for (const name of Object.keys(headers)) if (name.startsWith('x-macgate-')) delete headers[name]
+  const identity = request.macIdentity!
+  headers['x-macgate-open-id'] = identity.openId
+  headers['x-macgate-client-id'] = identity.clientId
+  headers['x-macgate-user-id'] = identity.userId
+  headers['x-macgate-scope'] = identity.scope.join(' ')
+  return headers
+}
+
+/** Proxies the configured routes to `upstream`, each behind a MAC check with its scopes. */
+export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[]): Promise<void> {
+  const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
+  const methods = [...new Set(rules.flatMap((rule) => rule.methods))]
+  await app.register(async function proxy (context) {
+    context.addHook('onRequest', async function routeCheck (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      const end = request.url.indexOf('?')
+      const route = table.match(end === -1 ? request.url : request.url.slice(0, end))
+      if (route === undefined) return await reply.code(404).send({ result: 'error', description: 'no such API', code: 404 })
+      if (!route.rule.methods.includes(request.method)) {
+        reply.header('allow', route.rule.methods.join(', '))
+        return await sendOpenApiError(reply, errors.invalidRequest(`use ${route.rule.methods.join(' or ')}`, 405))
+      }
+      return await (route.check as (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>).call(this, request, reply)
+    })
+    await context.register(fastifyHttpProxy, {
+      upstream,
+      httpMethods: methods.length > 0 ? methods : ['GET'],
+      replyOptions: { rewriteRequestHeaders },
+      // Keep-alive connections to the upstream, shared by every route.
+      undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
+    })
+  })
+}

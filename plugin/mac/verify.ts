@@ -1,0 +1,97 @@
+import { errors } from '../errors.js'
+import type { Store } from '../store/store.js'
+import { TokenCache, type ActiveToken, type TokenCacheOptions } from '../store/token-cache.js'
+import { parseMacHeader, type MacHeader } from './header.js'
+import { canonicalQuery, computeMac, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
+
+/** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
+export interface MacIdentity {
+  openId: string
+  clientId: string
+  userId: string
+  scope: string[]
+}
+
+export interface MacRequest {
+  method: string
+  /** The Host header as sent. */
+  host: string
+  /** The request target as sent: path and query. */
+  url: string
+  authorization: string | undefined
+}
+
+export interface VerifierOptions {
+  /** How far a nonce's minute may lie from ours, either way. */
+  nonceSkewMinutes?: number
+  cache?: TokenCacheOptions
+}
+
+const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
+
+/**
+ * The check of one signed request, in Hawk's order: parse the header, look up the token, compute
+ * and compare the mac in constant time, then freshness, query bindings and replay. Each failure
+ * is a named protocol error; nothing is written to the store before the mac is proven.
+ */
+export class MacVerifier {
+  readonly cache: TokenCache
+  readonly #store: Store
+  readonly #skew: number
+
+  constructor (store: Store, secret: string, { nonceSkewMinutes = 5, cache }: VerifierOptions = {}) {
+    this.#store = store
+    this.#skew = nonceSkewMinutes
+    this.cache = new TokenCache(store, secret, cache)
+  }
+
+  async verify ({ method, host, url, authorization }: MacRequest): Promise<MacIdentity> {
+    if (authorization === undefined) throw errors.invalidRequest('MAC Authorization header is missing', 401)
+    const header = parseMacHeader(authorization)
+    const token = await this.cache.lookup(header.accessToken)
+    if (token === undefined) throw errors.invalidToken()
+
+    const queryStart = url.indexOf('?')
+    const path = queryStart === -1 ? url : url.slice(0, queryStart)
+    const rawQuery = queryStart === -1 ? '' : url.slice(queryStart + 1)
+    if (!this.#macMatches(header, token.macKey, { method, host, path, rawQuery })) throw errors.accessDenied('mac does not match')
+
+    const drift = nonceMinutes() - header.minutes
+    if (drift > this.#skew) throw errors.accessDenied('nonce is stale')
+    if (drift < -this.#skew) throw errors.accessDenied('nonce is from the future')
+    checkQueryBindings(rawQuery, header.accessToken, token)
+    if (!await this.#store.useNonce(token.hash, token.grantId, header.nonce, this.#nonceTtl(header.minutes))) {
+      throw errors.accessDenied('nonce already used')
+    }
+    const { openId, clientId, userId, scope } = token.record
+    return { openId, clientId, userId, scope }
+  }
+
+  #macMatches (header: MacHeader, macKey: string, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
+    const sign = (query: string): string => computeMac(macKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }))
+    const primary = canonicalQuery(request.rawQuery)
+    if (macMatches(sign(primary), header.mac)) return true
+    // Other SDKs sign the query differently; try their forms only when they differ.
+    const tried = new Set([primary])
+    for (const variant of VARIANTS) {
+      const query = canonicalQuery(request.rawQuery, variant)
+      if (tried.has(query)) continue
+      tried.add(query)
+      if (macMatches(sign(query), header.mac)) return true
+    }
+    return false
+  }
+
+  /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
+  #nonceTtl (minutes: number): number {
+    return Math.max(1, (minutes + this.#skew + 1) * 60 - Math.floor(Date.now() / 1000))
+  }
+}
+
+/** A `token` parameter must be the header's token, a `clientId` parameter the token's client. */
+function checkQueryBindings (rawQuery: string, accessToken: string, token: ActiveToken): void {
+  if (!rawQuery.includes('token=') && !rawQuery.includes('clientId=')) return
+  const params = new URLSearchParams(rawQuery)
+  if (params.getAll('token').some((value) => value !== accessToken)) throw errors.accessDenied('token parameter does not match the access token')
+  if (params.getAll('clientId').some((value) => value !== token.record.clientId)) throw errors.accessDenied('clientId parameter does not match the token')
+}
