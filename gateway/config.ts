@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { Ajv } from 'ajv'
+import type { ScopeDefinition } from '../plugin/oauth/scope.js'
 
 export interface RouteRule {
   /** An exact path, or a prefix ending in `/*`. */
@@ -22,6 +23,8 @@ export interface GatewayConfig {
   refreshTokenTtl: number
   signInRateLimit: number
   secureCookies: boolean
+  /** The permission registry; default the public Xiaomi list. */
+  scopes?: ScopeDefinition[]
 }
 
 /** Routes of the sample open API (contract section 8). */
@@ -68,7 +71,17 @@ const schema = {
     accessTokenTtl: { ...seconds, default: 7_776_000 },
     refreshTokenTtl: { ...seconds, default: 315_360_000 },
     signInRateLimit: { type: 'integer', minimum: 1, default: 10 },
-    secureCookies: { type: 'boolean', default: false }
+    secureCookies: { type: 'boolean', default: false },
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'description'],
+        properties: { id: { type: 'string', pattern: '^[0-9]+$' }, description: { type: 'string', minLength: 1 } }
+      }
+    }
   }
 }
 

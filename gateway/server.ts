@@ -50,6 +50,7 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     refreshTokenTtl: config.refreshTokenTtl,
     signInRateLimit: config.signInRateLimit,
     secureCookies: config.secureCookies,
+    ...(config.scopes !== undefined && { scopes: config.scopes }),
     mac: { nonceSkewMinutes: config.nonceSkewMinutes, cache: config.tokenCache }
   })
   app.get('/healthz', async () => ({ status: 'ok' }))

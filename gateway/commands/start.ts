@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util'
 import { createUser, registerClient } from '../../plugin/admin.js'
 import { ScopeRegistry } from '../../plugin/oauth/scope.js'
 import type { Store } from '../../plugin/store/store.js'
+import { loadConfig } from '../config.js'
+import type { DemoClient } from '../demo/routes.js'
 import { buildGateway } from '../server.js'
 import { openStore } from '../stores.js'
 import { UsageError } from './usage.js'
@@ -14,34 +16,45 @@ function portOf (value: string | undefined): number {
 }
 
 /** With the embedded store nothing exists yet: a demo client and user to walk the flow with. */
-async function seedDemo (store: Store, origin: string): Promise<string> {
-  const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
-    name: 'macgate demo',
-    redirectUris: [`${origin}/demo/callback`],
-    scope: '1 3 4 6'
-  })
+async function seedDemo (store: Store, origin: string): Promise<{ demo: DemoClient, banner: string }> {
+  const redirectUri = `${origin}/demo/callback`
+  const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), { name: 'macgate demo', redirectUris: [redirectUri], scope: '1 3 4 6' })
   const password = randomBytes(9).toString('base64url')
   await createUser(store, 'demo', password)
-  return `Embedded store (no REDIS_URL): everything lives in this process.
-  demo client  client_id=${client.id}  client_secret=${clientSecret}
-               redirect_uri=${origin}/demo/callback
+  const banner = `Embedded store (no REDIS_URL): everything lives in this process.
+  demo page    ${origin}/demo
   demo user    username=demo  password=${password}
-  try          ${origin}/oauth2/authorize?client_id=${client.id}&response_type=code&redirect_uri=${encodeURIComponent(`${origin}/demo/callback`)}&state=hello
+  demo client  client_id=${client.id}  client_secret=${clientSecret}
+               redirect_uri=${redirectUri}
 `
+  return { demo: { clientId: client.id, clientSecret, redirectUri }, banner }
 }
 
 export async function startCommand (args: string[]): Promise<void> {
-  parseArgs({ args, options: {} })
+  const { values } = parseArgs({ args, options: { config: { type: 'string' } } })
   const port = portOf(process.env.PORT)
   const host = process.env.HOST ?? '127.0.0.1'
+  const config = await loadConfig(values.config).catch((error: unknown) => {
+    throw new UsageError((error as Error).message)
+  })
   const store = await openStore().catch((error: unknown) => {
     throw new UsageError(`cannot reach Redis at REDIS_URL (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message})`)
   })
-  const app = await buildGateway({ store, ...(process.env.MACGATE_SECRET !== undefined && { secret: process.env.MACGATE_SECRET }), logger: { level: process.env.LOG_LEVEL ?? 'info' } })
+  // The demo's callback must be a loopback http URI (contract section 1).
+  const loopback = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+  const seeded = store.kind === 'memory' && port !== 0 && ['127.0.0.1', 'localhost', '::1'].includes(loopback)
+    ? await seedDemo(store, `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${port}`)
+    : undefined
+  const app = await buildGateway({
+    store,
+    config,
+    ...(process.env.MACGATE_SECRET !== undefined && { secret: process.env.MACGATE_SECRET }),
+    ...(seeded !== undefined && { demo: seeded.demo }),
+    logger: { level: process.env.LOG_LEVEL ?? 'info' }
+  })
   app.addHook('onClose', async () => await store.close())
-  const address = await app.listen({ port, host })
-  const origin = address.replace('://0.0.0.0', '://127.0.0.1')
-  if (store.kind === 'memory') process.stdout.write(await seedDemo(store, origin))
+  await app.listen({ port, host })
+  if (seeded !== undefined) process.stdout.write(seeded.banner)
 
   // SIGTERM and SIGINT drain in-flight requests, then close the store.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,0 +1,40 @@
+import { escapeHtml } from '../../plugin/account/pages.js'
+import type { TokenResponse } from '../../plugin/client/index.js'
+
+const STYLE = `body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
+pre{background:#f4f5f7;padding:.75rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+.step{border-left:4px solid #3b6ede;padding-left:1rem;margin:1.5rem 0}a.button{display:inline-block;background:#3b6ede;color:#fff;padding:.6rem 1.2rem;border-radius:6px;text-decoration:none}`
+
+function layout (title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
+}
+
+export function demoPage (configured: boolean): string {
+  return layout('macgate demo', `<h1>macgate demo client</h1>
+<p>This page plays a client app. It sends you through <code>/oauth2/authorize</code>, receives the code,
+exchanges it at <code>/oauth2/token</code> with its secret, then calls the open API with MAC-signed requests.</p>
+${configured ? '<p><a class="button" id="start" href="/demo/start">Sign in with macgate</a></p>' : '<p>The demo client is configured only with the embedded store (<code>npm start</code> without REDIS_URL).</p>'}`)
+}
+
+export function demoErrorPage (message: string): string {
+  return layout('macgate demo', `<h1>macgate demo client</h1><p id="error">${escapeHtml(message)}</p><p><a href="/demo">Start again</a></p>`)
+}
+
+export interface DemoCall {
+  path: string
+  authorization: string
+  status: number
+  body: string
+}
+
+export function callbackPage ({ tokenBody, tokens, calls }: { tokenBody: string, tokens: TokenResponse, calls: DemoCall[] }): string {
+  // Show how secrets look without showing them whole.
+  const shown = tokenBody.replace(/("(?:access_token|refresh_token|mac_key)":")([^"]{6})[^"]*/g, '$1$2…')
+  const results = calls.map((call) => `<div class="step"><h3>GET ${escapeHtml(call.path)} → ${call.status}</h3>
+<pre>Authorization: ${escapeHtml(call.authorization.replace(/mac="[^"]*"/, 'mac="…"').replace(/access_token="([^"]{6})[^"]*"/, 'access_token="$1…"'))}</pre>
+<pre class="api-result">${escapeHtml(call.body)}</pre></div>`).join('')
+  return layout('macgate demo: signed in', `<h1>Signed in through macgate</h1>
+<div class="step"><h3>1. Token endpoint answer (secrets shortened)</h3><pre id="token-body">${escapeHtml(shown)}</pre>
+<p>openId <code id="open-id">${escapeHtml(tokens.openId ?? '')}</code>, scope <code id="scope">${escapeHtml(tokens.scope)}</code></p></div>
+<h2>2. Signed open API calls</h2>${results}<p><a href="/demo">Start again</a></p>`)
+}

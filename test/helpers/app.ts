@@ -1,0 +1,125 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { Test } from 'tap'
+import { buildGateway } from '../../gateway/server.js'
+import { createUser, registerClient, type NewClient } from '../../plugin/admin.js'
+import type { GatewayConfig } from '../../gateway/config.js'
+import { ScopeRegistry } from '../../plugin/oauth/scope.js'
+import { MemoryStore } from '../../plugin/store/memory.js'
+import { RedisStore } from '../../plugin/store/redis.js'
+import type { Store } from '../../plugin/store/store.js'
+import { startRedis, type TestRedis } from './redis.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  store: Store
+  redis?: TestRedis
+}
+
+/** A gateway on the embedded store, or on a Redis of the test's own; closed when the test ends. */
+export async function buildTestApp (t: Test, { store: kind = 'memory', redis, secret, ...config }: { store?: 'memory' | 'redis', redis?: TestRedis, secret?: string } & Partial<GatewayConfig> = {}): Promise<TestApp> {
+  let store: Store
+  if (kind === 'redis') {
+    redis ??= await startRedis(t)
+    store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
+  } else {
+    store = new MemoryStore()
+  }
+  const app = await buildGateway({ store, config, ...(secret !== undefined && { secret }) })
+  t.teardown(async () => {
+    await app.close()
+    await store.close()
+  })
+  return { app, store, ...(redis !== undefined && { redis }) }
+}
+
+export const REDIRECT_URI = 'https://app.example.com/callback'
+
+export async function addClient (store: Store, overrides: Partial<NewClient> = {}) {
+  const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
+    name: 'Test App', redirectUris: [REDIRECT_URI], scope: '1 3 4 6', ...overrides
+  })
+  return { client, clientId: client.id, clientSecret }
+}
+
+let users = 0
+export async function addUser (store: Store, username = `user${++users}`, password = 'correct horse battery') {
+  const { userId } = await createUser(store, username, password)
+  return { userId, username, password }
+}
+
+/** A browser stand-in over `inject`: keeps the session cookie and reads the forms' CSRF tokens. */
+export class InjectBrowser {
+  cookie = ''
+  lastCsrf = ''
+
+  constructor (readonly app: FastifyInstance) {}
+
+  #remember (response: LightMyRequestResponse): LightMyRequestResponse {
+    const setCookie = response.headers['set-cookie']
+    const first = Array.isArray(setCookie) ? setCookie[0] : setCookie
+    if (first !== undefined) this.cookie = first.split(';')[0]!
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(response.body)
+    if (csrf !== null) this.lastCsrf = csrf[1]!
+    return response
+  }
+
+  async get (url: string): Promise<LightMyRequestResponse> {
+    return this.#remember(await this.app.inject({ method: 'GET', url, headers: { cookie: this.cookie } }))
+  }
+
+  async post (url: string, form: Record<string, string>, { csrf = true } = {}): Promise<LightMyRequestResponse> {
+    const payload = new URLSearchParams({ ...(csrf && { _csrf: this.lastCsrf }), ...form }).toString()
+    return this.#remember(await this.app.inject({
+      method: 'POST', url, payload, headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' }
+    }))
+  }
+
+  async signIn (username: string, password: string, returnTo = ''): Promise<LightMyRequestResponse> {
+    await this.get(`/oauth2/signin?${new URLSearchParams({ return_to: returnTo }).toString()}`)
+    return await this.post('/oauth2/signin', { username, password, return_to: returnTo })
+  }
+
+  /** The confirmation page's decision for an authorization request URL. */
+  async decide (authorizeUrl: string, decision: 'allow' | 'deny'): Promise<LightMyRequestResponse> {
+    const page = await this.get(authorizeUrl)
+    if (page.statusCode !== 200) return page
+    return await this.post(authorizeUrl, { decision })
+  }
+}
+
+export function authorizeUrl (params: Record<string, string>): string {
+  return `/oauth2/authorize?${new URLSearchParams(params).toString()}`
+}
+
+/** Signs in (if needed) and allows; resolves to the final redirect's Location. */
+export async function authorizeAndAllow (browser: InjectBrowser, user: { username: string, password: string }, params: Record<string, string>): Promise<URL> {
+  if (browser.cookie === '') await browser.signIn(user.username, user.password)
+  const response = await browser.decide(authorizeUrl(params), 'allow')
+  return new URL(response.headers.location as string)
+}
+
+/** A code for the client, issued to the user. */
+export async function obtainCode (app: FastifyInstance, clientId: string, extra: Record<string, string> = {}) {
+  const browser = new InjectBrowser(app)
+  const user = await addUser(app.macgate.store)
+  const location = await authorizeAndAllow(browser, user, { client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', ...extra })
+  return { code: location.searchParams.get('code')!, location, user, browser }
+}
+
+export interface TokenAnswer {
+  status: number
+  headers: LightMyRequestResponse['headers']
+  raw: string
+  body: Record<string, unknown>
+}
+
+/** Calls /oauth2/token; `body` is the JSON after the `&&&START&&&` prefix. */
+export async function callToken (app: FastifyInstance, params: Record<string, string>, { method = 'GET', headers = {} }: { method?: 'GET' | 'POST', headers?: Record<string, string> } = {}): Promise<TokenAnswer> {
+  const form = new URLSearchParams(params).toString()
+  const response = method === 'GET'
+    ? await app.inject({ method, url: `/oauth2/token?${form}`, headers })
+    : await app.inject({ method, url: '/oauth2/token', payload: form, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } })
+  const raw = response.body
+  const json = raw.startsWith('&&&START&&&') ? raw.slice('&&&START&&&'.length) : raw
+  return { status: response.statusCode, headers: response.headers, raw, body: JSON.parse(json) as Record<string, unknown> }
+}
