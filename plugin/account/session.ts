@@ -36,5 +36,6 @@ export async function currentUser (config: MacgateConfig, request: FastifyReques
 
 /** Only the authorization endpoint is a place to return to after signing in: no open redirect. */
 export function safeReturnTo (value: unknown): string | undefined {
-  return typeof value === 'string' && value.startsWith('/oauth2/authorize?') ? value : undefined
+  // Visible ASCII only: anything else could not be sent back in a Location header.
+  return typeof value === 'string' && value.startsWith('/oauth2/authorize?') && /^[\x21-\x7e]+$/.test(value) ? value : undefined
 }

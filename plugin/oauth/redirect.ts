@@ -2,8 +2,9 @@
 // byte for byte as sent, the query ("extra data") free unless strict matching is asked for.
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
-// Anything outside visible ASCII could not be put back into a Location header as sent.
-const SENDABLE = /^[\x21-\x7e]+$/
+// Only visible ASCII can go back into a Location header as sent; no backslash, which URL parsers
+// and browsers read as '/', so that the raw path compared would not be the path followed.
+const SENDABLE = /^[\x21-\x5b\x5d-\x7e]+$/
 
 /** The path exactly as written, which `URL` would normalise (dot segments, encoding). */
 function rawPath (uri: string): string {
@@ -38,7 +39,7 @@ export function registrationProblem (uri: string): string | undefined {
 export function matchRedirectUri (registered: string[], given: string, strict = false): string | undefined {
   if (strict) return registered.find((uri) => uri === given)
   const url = parse(given)
-  if (url === undefined || given.includes('#')) return undefined
+  if (url === undefined || given.includes('#') || url.username !== '' || url.password !== '') return undefined
   const path = rawPath(given)
   return registered.find((uri) => {
     const candidate = parse(uri)
