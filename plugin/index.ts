@@ -77,6 +77,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   const config = await resolveOptions(options)
   fastify.decorate('macgate', config)
   const verifier = new MacVerifier(config.store, config.secret, options.mac)
+  await verifier.cache.ready
   fastify.decorate('macVerifier', verifier)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, authOptions))
   fastify.decorateRequest('macIdentity', null)

@@ -159,7 +159,7 @@ export class MemoryStore implements Store {
       return 'replayed'
     }
     refresh.spent = true
-    if (this.#accessTokens.delete(refresh.accessTokenHash)) this.#revocations.emit('revoked', [refresh.accessTokenHash])
+    if (this.#deleteLive(refresh.accessTokenHash)) this.#revocations.emit('revoked', [refresh.accessTokenHash])
     this.#save(tokens, accessTtl, refreshTtl)
     return 'ok'
   }
@@ -168,7 +168,7 @@ export class MemoryStore implements Store {
     return this.#revoke(grantId)
   }
 
-  onRevocation (listener: RevocationListener): void {
+  async onRevocation (listener: RevocationListener): Promise<void> {
     this.#revocations.on('revoked', listener)
   }
 
@@ -210,9 +210,14 @@ export class MemoryStore implements Store {
     this.#grants.delete(grantId)
     for (const hash of grant.codes) this.#codes.delete(hash)
     for (const hash of grant.refreshTokens) this.#refreshTokens.delete(hash)
-    const revoked = [...grant.accessTokens].filter((hash) => this.#accessTokens.delete(hash))
+    const revoked = [...grant.accessTokens].filter((hash) => this.#deleteLive(hash))
     if (revoked.length > 0) this.#revocations.emit('revoked', revoked)
     return revoked
+  }
+
+  /** Deletes an access token; true only when it was still live, as a Redis DEL would say. */
+  #deleteLive (hash: string): boolean {
+    return this.#accessTokens.get(hash) !== undefined && this.#accessTokens.delete(hash)
   }
 
   #sweep (): void {

@@ -23,6 +23,7 @@ export class RedisStore implements Store {
   readonly prefix: string
   readonly #channel: string
   #subscriber: Redis | undefined
+  #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
 
   constructor (url: string, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {} }: RedisStoreOptions = {}) {
@@ -88,6 +89,7 @@ export class RedisStore implements Store {
   }
 
   async addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> {
+    if (scopes.length === 0) return
     await this.redis.sadd(this.#consentKey(userId, clientId), ...scopes)
   }
 
@@ -134,23 +136,33 @@ export class RedisStore implements Store {
     return await this.redis.macgateRevokeGrant(this.#members(grantId), this.#grantPrefix(grantId), this.#channel) as string[]
   }
 
-  onRevocation (listener: RevocationListener): void {
+  async onRevocation (listener: RevocationListener): Promise<void> {
     this.#listeners.push(listener)
-    if (this.#subscriber !== undefined) return
+    this.#subscribed ??= this.#subscribe()
+    await this.#subscribed
+  }
+
+  async #subscribe (): Promise<void> {
     // Subscriptions need a connection of their own; ioredis renews them after a reconnect.
-    this.#subscriber = this.redis.duplicate({ enableOfflineQueue: true, lazyConnect: false })
-    this.#subscriber.on('error', () => {})
-    this.#subscriber.on('message', (_channel: string, message: string) => {
-      const hashes = message.split(' ')
-      for (const notify of this.#listeners) notify(hashes)
+    const subscriber = this.redis.duplicate({ enableOfflineQueue: true, lazyConnect: false })
+    this.#subscriber = subscriber
+    subscriber.on('error', () => {})
+    subscriber.on('message', (_channel: string, message: string) => this.#notify(message.split(' ')))
+    let connected = false
+    subscriber.on('ready', () => {
+      if (!connected) {
+        connected = true
+        return
+      }
+      // Revocations published while away were missed: once the renewed SUBSCRIBE has taken effect
+      // (a PING behind it on the same connection has been answered), tell listeners to drop all.
+      subscriber.ping().then(() => this.#notify(null), () => this.#notify(null))
     })
-    // After a reconnect, revocations published meanwhile were missed: tell listeners to drop all.
-    let subscribed = false
-    this.#subscriber.on('ready', () => {
-      if (subscribed) for (const notify of this.#listeners) notify(null)
-      subscribed = true
-    })
-    this.#subscriber.subscribe(this.#channel).catch(() => {})
+    await subscriber.subscribe(this.#channel)
+  }
+
+  #notify (hashes: string[] | null): void {
+    for (const notify of this.#listeners) notify(hashes)
   }
 
   async useNonce (tokenHash: string, grantId: string, nonce: string, ttlSeconds: number): Promise<boolean> {
@@ -162,10 +174,16 @@ export class RedisStore implements Store {
     return await this.redis.macgateServerSecret(`${this.prefix}secret`, proposed) as string
   }
 
+  /** Closes politely when Redis answers, and at once when it does not; never throws. */
   async close (): Promise<void> {
     this.#subscriber?.disconnect()
-    if (this.redis.status === 'ready') await this.redis.quit()
-    else this.redis.disconnect()
+    try {
+      if (this.redis.status === 'ready') {
+        await this.redis.quit()
+        return
+      }
+    } catch {}
+    this.redis.disconnect()
   }
 
   #saveArgs (tokens: TokenSet, accessTtl: number, refreshTtl: number): Array<string | number> {
@@ -207,7 +225,7 @@ function guardStoreMethods (store: RedisStore): void {
   const methods = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
   for (const name of Object.getOwnPropertyNames(RedisStore.prototype)) {
     const method = methods[name]
-    if (name === 'constructor' || name === 'onRevocation' || typeof method !== 'function') continue
+    if (name === 'constructor' || typeof method !== 'function') continue
     methods[name] = async (...args) => {
       try {
         return await method.apply(store, args)

@@ -133,8 +133,11 @@ export interface Store {
   /** Revokes every code and token of a grant; resolves to the revoked access token hashes. */
   revokeGrant (grantId: string): Promise<string[]>
 
-  /** Called with the hashes of revoked access tokens, whichever instance revoked them. */
-  onRevocation (listener: RevocationListener): void
+  /**
+   * Calls the listener with the hashes of revoked access tokens, whichever instance revoked them.
+   * Resolves once revocations are being received.
+   */
+  onRevocation (listener: RevocationListener): Promise<void>
 
   /** True the first time a (token, nonce) pair is seen within `ttlSeconds`. */
   useNonce (tokenHash: string, grantId: string, nonce: string, ttlSeconds: number): Promise<boolean>

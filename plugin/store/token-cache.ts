@@ -34,6 +34,8 @@ export class TokenCache {
   readonly #lru: LRUCache<string, Entry, { token: string, grantId: string }> | undefined
   readonly #maxAgeMs: number
   readonly #negativeTtlMs: number
+  /** Resolves once revocations from other instances are being received. */
+  readonly ready: Promise<void>
 
   constructor (store: Store, secret: string, { max = 100_000, maxAgeMs = 300_000, negativeTtlMs = 10_000 }: TokenCacheOptions = {}) {
     this.#store = store
@@ -51,7 +53,7 @@ export class TokenCache {
         }
       })
     }
-    store.onRevocation((hashes) => {
+    this.ready = store.onRevocation((hashes) => {
       if (hashes === null) this.#lru?.clear()
       else for (const hash of hashes) this.#lru?.delete(hash)
     })

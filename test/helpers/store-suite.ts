@@ -1,0 +1,319 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Test } from 'tap'
+import {
+  deriveOpenId, hashSecret, mintCode, mintMacKey, mintToken, newClientId, newGrantId, openMacKey,
+  randomBase64Url, sealMacKey
+} from '../../plugin/oauth/tokens.js'
+import type { ClientRecord, CodeRecord, Store, TokenSet, UserRecord } from '../../plugin/store/store.js'
+
+// One suite for every Store implementation: each case gets a fresh store from `makeStore`.
+
+export type MakeStore = (t: Test) => Promise<Store>
+
+export const REDIRECT_URI = 'https://app.example.com/callback'
+/** The secret codes and tokens are minted (tagged) under, and openIds derived from. */
+export const SECRET = randomBase64Url(32)
+const ACCESS_TTL = 3600
+const REFRESH_TTL = 86400
+
+export function newClient (): { record: ClientRecord, secret: string } {
+  const secret = randomBase64Url(32)
+  const record: ClientRecord = {
+    id: newClientId(), name: 'Suite App', secretHash: hashSecret(secret), redirectUris: [REDIRECT_URI],
+    scopes: ['1', '3', '4'], responseTypes: ['code', 'token'], requirePkce: false, accessTokenTtl: 600, createdAt: Date.now()
+  }
+  return { record, secret }
+}
+
+export function newUser (username = `user-${randomBase64Url(6)}`): { record: UserRecord, password: string } {
+  const password = randomBase64Url(12)
+  return { record: { id: randomBase64Url(12), username, passwordHash: hashSecret(password), createdAt: Date.now() }, password }
+}
+
+export interface IssuedCode { grantId: string, code: string, hash: string, record: CodeRecord }
+
+export function newCode (grantId = newGrantId(), clientId = newClientId(), userId = 'u1'): IssuedCode {
+  const code = mintCode(SECRET, grantId)
+  const record: CodeRecord = { grantId, clientId, userId, redirectUri: REDIRECT_URI, scope: ['1', '3'], codeChallenge: randomBase64Url(32) }
+  return { grantId, code, hash: hashSecret(code), record }
+}
+
+export interface Issued { grantId: string, access: string, accessHash: string, macKey: string, refresh?: string, refreshHash?: string, set: TokenSet }
+
+/** Tokens as the token endpoint builds them: an access token with a sealed mac_key, maybe a refresh token. */
+export function issue (grantId: string, { clientId = newClientId(), userId = 'u1', refresh = true } = {}): Issued {
+  const access = mintToken(SECRET, grantId)
+  const accessHash = hashSecret(access)
+  const macKey = mintMacKey()
+  const openId = deriveOpenId(SECRET, clientId, userId)
+  const record = { grantId, clientId, userId, openId, scope: ['1', '3'], macKeySealed: sealMacKey(access, macKey), expiresAt: Date.now() + ACCESS_TTL * 1000 }
+  const set: TokenSet = { grantId, access: { hash: accessHash, record } }
+  if (!refresh) return { grantId, access, accessHash, macKey, set }
+  const token = mintToken(SECRET, grantId)
+  set.refresh = {
+    hash: hashSecret(token),
+    record: { grantId, clientId, userId, redirectUri: REDIRECT_URI, scope: ['1', '3'], accessTokenHash: accessHash, expiresAt: Date.now() + REFRESH_TTL * 1000 }
+  }
+  return { grantId, access, accessHash, macKey, refresh: token, refreshHash: set.refresh.hash, set }
+}
+
+/** Collects what a store's revocation listeners hear. */
+export class Heard {
+  readonly batches: string[][] = []
+  /** How many times the store said revocations may have been missed (null). */
+  resets = 0
+
+  /** Resolves once the store says the listener receives revocations. */
+  readonly subscribed: Promise<void>
+
+  constructor (store: Store) {
+    this.subscribed = store.onRevocation((hashes) => {
+      if (hashes === null) this.resets++
+      else this.batches.push(hashes)
+    })
+  }
+
+  has (hash: string): boolean { return this.batches.some((batch) => batch.includes(hash)) }
+
+  async waitFor (hash: string, timeoutMs = 1000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs
+    while (!this.has(hash) && Date.now() < deadline) await sleep(5)
+    return this.has(hash)
+  }
+
+  /** Revokes throwaway grants through `via` until one is heard, i.e. the listener is live. */
+  async ready (via: Store, timeoutMs = 5000): Promise<boolean> {
+    await this.subscribed
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const probe = issue(newGrantId(), { refresh: false })
+      await via.saveTokens(probe.set, 60, 60)
+      await via.revokeGrant(probe.grantId)
+      if (await this.waitFor(probe.accessHash, 100)) return true
+    }
+    return false
+  }
+}
+
+const byId = (a: ClientRecord, b: ClientRecord): number => a.id.localeCompare(b.id)
+
+/** Asserts that no token of `issued` can be read any more. */
+async function gone (t: Test, store: Store, issued: Issued, what: string): Promise<void> {
+  t.equal(await store.getAccessToken(issued.accessHash, issued.grantId), undefined, `${what}: access token gone`)
+  if (issued.refreshHash === undefined) return
+  t.equal(await store.getRefreshToken(issued.refreshHash, issued.grantId), undefined, `${what}: refresh token gone`)
+}
+
+export function storeSuite (t: Test, makeStore: MakeStore): void {
+  const test = (name: string, fn: (t: Test, store: Store) => Promise<void>): void => {
+    t.test(name, async (t) => { await fn(t, await makeStore(t)) })
+  }
+
+  test('clients: save, get, list, update, remove', async (t, store) => {
+    const [a, b] = [newClient(), newClient()]
+    await store.saveClient(a.record)
+    await store.saveClient(b.record)
+    t.strictSame(await store.getClient(a.record.id), a.record)
+    t.equal(await store.getClient('1000000000000000000'), undefined, 'unknown client')
+    // Redis lists by id, memory by insertion: the order is not part of the contract.
+    t.strictSame((await store.listClients()).sort(byId), [a.record, b.record].sort(byId))
+    await store.saveClient({ ...a.record, name: 'Renamed' })
+    t.equal((await store.getClient(a.record.id))!.name, 'Renamed', 'saving again updates')
+    t.equal((await store.listClients()).length, 2, 'no duplicate after an update')
+    t.equal(await store.removeClient(a.record.id), true)
+    t.equal(await store.getClient(a.record.id), undefined)
+    t.strictSame(await store.listClients(), [b.record])
+    t.equal(await store.removeClient(a.record.id), false, 'already removed')
+    t.equal(await store.removeClient('1000000000000000000'), false, 'never existed')
+  })
+
+  test('removing a client revokes the grants opened for it', async (t, store) => {
+    const heard = new Heard(store)
+    t.ok(await heard.ready(store), 'listener live')
+    const { record: client } = newClient()
+    await store.saveClient(client)
+    const [g1, g2, other] = [newGrantId(), newGrantId(), newGrantId()]
+    await store.openGrant(client.id, g1)
+    await store.openGrant(client.id, g2)
+    await store.openGrant('1000000000000000001', other)
+    const code = newCode(g1, client.id)
+    await store.saveCode(code.hash, g1, code.record, 60)
+    const [i1, i2, i3] = [issue(g1, { clientId: client.id }), issue(g2, { clientId: client.id, refresh: false }), issue(other)]
+    for (const issued of [i1, i2, i3]) await store.saveTokens(issued.set, ACCESS_TTL, REFRESH_TTL)
+
+    t.equal(await store.removeClient(client.id), true)
+    await gone(t, store, i1, 'grant 1')
+    await gone(t, store, i2, 'grant 2')
+    t.equal(await store.getCode(code.hash, g1), undefined)
+    t.ok(await heard.waitFor(i1.accessHash), 'listener heard grant 1')
+    t.ok(await heard.waitFor(i2.accessHash), 'listener heard grant 2')
+    t.strictSame(await store.getAccessToken(i3.accessHash, other), i3.set.access.record, "another client's grant lives on")
+    t.notOk(heard.has(i3.accessHash))
+  })
+
+  test('users: usernames are unique', async (t, store) => {
+    const alice = newUser()
+    t.equal(await store.createUser(alice.record), true)
+    t.equal(await store.createUser(newUser(alice.record.username).record), false, 'username taken')
+    t.strictSame(await store.getUserByName(alice.record.username), alice.record, 'the first one stays')
+    t.equal(await store.getUserByName('nobody-' + randomBase64Url(6)), undefined)
+    t.equal(await store.createUser(newUser().record), true, 'another name is free')
+  })
+
+  test('consent: a union without duplicates', async (t, store) => {
+    const [userId, clientId] = ['u-' + randomBase64Url(6), newClientId()]
+    t.strictSame(await store.getConsent(userId, clientId), [])
+    await store.addConsent(userId, clientId, ['1', '3'])
+    await store.addConsent(userId, clientId, ['3', '4', '4'])
+    t.strictSame((await store.getConsent(userId, clientId)).sort(), ['1', '3', '4'])
+    t.strictSame(await store.getConsent(userId, newClientId()), [], 'per client')
+    t.strictSame(await store.getConsent('someone-else', clientId), [], 'per user')
+    const empty = await store.addConsent(userId, clientId, []).then(() => 'resolved', (error: Error) => error.message)
+    t.equal(empty, 'resolved', 'adding no scopes is a no-op')
+    t.strictSame((await store.getConsent(userId, clientId)).sort(), ['1', '3', '4'])
+  })
+
+  test('codes: redeemed once; a replay revokes the grant', async (t, store) => {
+    const heard = new Heard(store)
+    t.ok(await heard.ready(store), 'listener live')
+    const code = newCode()
+    const { grantId } = code
+    await store.saveCode(code.hash, grantId, code.record, 60)
+    t.strictSame(await store.getCode(code.hash, grantId), code.record)
+    t.equal(await store.getCode(hashSecret(mintCode(SECRET, grantId)), grantId), undefined, 'unknown code')
+    const unknown = issue(grantId)
+    t.equal(await store.redeemCode(hashSecret(mintCode(SECRET, grantId)), unknown.set, ACCESS_TTL, REFRESH_TTL), 'missing')
+    t.equal(await store.getAccessToken(unknown.accessHash, grantId), undefined, 'a missing code saves nothing')
+
+    const first = issue(grantId)
+    t.equal(await store.redeemCode(code.hash, first.set, ACCESS_TTL, REFRESH_TTL), 'ok')
+    t.strictSame(await store.getCode(code.hash, grantId), { ...code.record, used: true })
+    const access = await store.getAccessToken(first.accessHash, grantId)
+    t.strictSame(access, first.set.access.record)
+    t.equal(openMacKey(first.access, access!.macKeySealed), first.macKey, 'the mac_key opens with the token')
+    t.strictSame(await store.getRefreshToken(first.refreshHash!, grantId), first.set.refresh!.record)
+
+    const second = issue(grantId)
+    t.equal(await store.redeemCode(code.hash, second.set, ACCESS_TTL, REFRESH_TTL), 'replayed')
+    await gone(t, store, first, 'issued from the code')
+    await gone(t, store, second, 'offered by the replay')
+    t.equal(await store.getCode(code.hash, grantId), undefined, 'the code went with its grant')
+    t.ok(await heard.waitFor(first.accessHash), 'listener heard the access token')
+    t.equal(await store.redeemCode(code.hash, issue(grantId).set, ACCESS_TTL, REFRESH_TTL), 'missing', 'then it is unknown')
+  })
+
+  test('codes: of 50 concurrent redemptions exactly one wins', async (t, store) => {
+    const code = newCode()
+    await store.saveCode(code.hash, code.grantId, code.record, 60)
+    const attempts = Array.from({ length: 50 }, () => issue(code.grantId))
+    const results = await Promise.all(attempts.map((a) => store.redeemCode(code.hash, a.set, ACCESS_TTL, REFRESH_TTL)))
+    // The second attempt replays and revokes the grant, code included: the later ones find nothing.
+    t.strictSame(results.slice(0, 2), ['ok', 'replayed'])
+    t.equal(results.filter((r) => r === 'missing').length, 48, 'the other 48 are missing')
+    const left = await Promise.all(attempts.map((a) => store.getAccessToken(a.accessHash, code.grantId)))
+    t.equal(left.filter((record) => record !== undefined).length, 0, 'no token of the grant survives')
+  })
+
+  test('records expire after their ttl', async (t, store) => {
+    const code = newCode()
+    await store.saveCode(code.hash, code.grantId, code.record, 1)
+    const redeemed = newCode()
+    await store.saveCode(redeemed.hash, redeemed.grantId, redeemed.record, 60)
+    const short = issue(redeemed.grantId)
+    t.equal(await store.redeemCode(redeemed.hash, short.set, 1, 1), 'ok')
+    const long = issue(redeemed.grantId, { refresh: false })
+    await store.saveTokens(long.set, 60, 60)
+    t.ok(await store.getCode(code.hash, code.grantId), 'alive at first')
+    t.ok(await store.getAccessToken(short.accessHash, short.grantId), 'alive at first')
+    await sleep(1200)
+    // Before anything reads the expired token (a read drops it from the memory store).
+    t.strictSame(await store.revokeGrant(redeemed.grantId), [long.accessHash], 'an expired token is not reported revoked')
+    t.equal(await store.getCode(code.hash, code.grantId), undefined, 'code expired')
+    t.equal(await store.redeemCode(code.hash, issue(code.grantId).set, 60, 60), 'missing')
+    await gone(t, store, short, 'expired')
+    t.equal(await store.rotateRefreshToken(short.refreshHash!, issue(short.grantId).set, 60, 60), 'missing')
+  })
+
+  test('implicit grant: saveTokens saves an access token only', async (t, store) => {
+    const issued = issue(newGrantId(), { refresh: false })
+    await store.saveTokens(issued.set, ACCESS_TTL, REFRESH_TTL)
+    const access = await store.getAccessToken(issued.accessHash, issued.grantId)
+    t.strictSame(access, issued.set.access.record)
+    t.equal(openMacKey(issued.access, access!.macKeySealed), issued.macKey)
+    t.equal(await store.getAccessToken(hashSecret(mintToken(SECRET, issued.grantId)), issued.grantId), undefined, 'unknown token')
+  })
+
+  test('refresh: rotated once; a replay revokes the whole grant', async (t, store) => {
+    const heard = new Heard(store)
+    t.ok(await heard.ready(store), 'listener live')
+    const code = newCode()
+    const { grantId } = code
+    await store.saveCode(code.hash, grantId, code.record, 60)
+    const first = issue(grantId)
+    t.equal(await store.redeemCode(code.hash, first.set, ACCESS_TTL, REFRESH_TTL), 'ok')
+
+    const second = issue(grantId)
+    t.equal(await store.rotateRefreshToken(first.refreshHash!, second.set, ACCESS_TTL, REFRESH_TTL), 'ok')
+    t.strictSame(await store.getRefreshToken(first.refreshHash!, grantId), { ...first.set.refresh!.record, spent: true })
+    t.equal(await store.getAccessToken(first.accessHash, grantId), undefined, 'the sibling access token is revoked')
+    t.ok(await heard.waitFor(first.accessHash), '...and reported')
+    t.strictSame(await store.getAccessToken(second.accessHash, grantId), second.set.access.record)
+    t.strictSame(await store.getRefreshToken(second.refreshHash!, grantId), second.set.refresh!.record)
+
+    const third = issue(grantId)
+    t.equal(await store.rotateRefreshToken(first.refreshHash!, third.set, ACCESS_TTL, REFRESH_TTL), 'replayed')
+    await gone(t, store, first, 'first')
+    await gone(t, store, second, 'rotated')
+    await gone(t, store, third, 'offered by the replay')
+    t.equal(await store.getCode(code.hash, grantId), undefined, 'the code went too')
+    t.ok(await heard.waitFor(second.accessHash), 'listener heard the new access token')
+    t.equal(await store.rotateRefreshToken(second.refreshHash!, issue(grantId).set, ACCESS_TTL, REFRESH_TTL), 'missing')
+    t.equal(await store.rotateRefreshToken(hashSecret(mintToken(SECRET, grantId)), issue(grantId).set, ACCESS_TTL, REFRESH_TTL), 'missing')
+  })
+
+  test('revokeGrant returns the revoked access hashes, once', async (t, store) => {
+    const heard = new Heard(store)
+    t.ok(await heard.ready(store), 'listener live')
+    const grantId = newGrantId()
+    const [a, b] = [issue(grantId), issue(grantId, { refresh: false })]
+    await store.saveTokens(a.set, ACCESS_TTL, REFRESH_TTL)
+    await store.saveTokens(b.set, ACCESS_TTL, REFRESH_TTL)
+    const bystander = issue(newGrantId())
+    await store.saveTokens(bystander.set, ACCESS_TTL, REFRESH_TTL)
+    t.strictSame((await store.revokeGrant(grantId)).sort(), [a.accessHash, b.accessHash].sort())
+    await gone(t, store, a, 'a')
+    await gone(t, store, b, 'b')
+    t.ok(await heard.waitFor(a.accessHash) && await heard.waitFor(b.accessHash), 'listener heard both')
+    t.strictSame(await store.revokeGrant(grantId), [], 'idempotent')
+    t.strictSame(await store.revokeGrant(newGrantId()), [], 'unknown grant')
+    t.ok(await store.getAccessToken(bystander.accessHash, bystander.grantId), 'other grants untouched')
+  })
+
+  test('a listener whose registration has resolved hears the very next revocation', async (t, store) => {
+    const issued = issue(newGrantId(), { refresh: false })
+    await store.saveTokens(issued.set, ACCESS_TTL, REFRESH_TTL)
+    const heard = new Heard(store)
+    await heard.subscribed
+    t.strictSame(await store.revokeGrant(issued.grantId), [issued.accessHash])
+    t.ok(await heard.waitFor(issued.accessHash, 1000), 'heard within 1 s')
+  })
+
+  test('nonces: once per token, again after the ttl', async (t, store) => {
+    const [g1, g2] = [newGrantId(), newGrantId()]
+    const [h1, h2] = [hashSecret(mintToken(SECRET, g1)), hashSecret(mintToken(SECRET, g2))]
+    t.equal(await store.useNonce(h1, g1, '264095:7d8f3e4a', 1), true)
+    t.equal(await store.useNonce(h1, g1, '264095:7d8f3e4a', 1), false, 'replayed nonce')
+    t.equal(await store.useNonce(h2, g2, '264095:7d8f3e4a', 1), true, 'per token')
+    t.equal(await store.useNonce(h1, g1, '264096:0a1b2c3d', 1), true, 'another nonce')
+    await sleep(1200)
+    t.equal(await store.useNonce(h1, g1, '264095:7d8f3e4a', 1), true, 'usable again after its ttl')
+    t.equal(await store.useNonce(h1, g1, '264095:7d8f3e4a', 1), false)
+  })
+
+  test('serverSecret keeps the first proposal', async (t, store) => {
+    const first = randomBase64Url(32)
+    t.equal(await store.serverSecret(first), first)
+    t.equal(await store.serverSecret(randomBase64Url(32)), first)
+    t.equal(await store.serverSecret(randomBase64Url(32)), first)
+  })
+}
