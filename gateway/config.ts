@@ -87,6 +87,12 @@ const schema = {
 
 const validate = new Ajv({ useDefaults: true, allErrors: true }).compile<GatewayConfig>(schema)
 
+function isHttpUrl (value: string): boolean {
+  if (!URL.canParse(value)) return false
+  const { protocol, hostname } = new URL(value)
+  return (protocol === 'http:' || protocol === 'https:') && hostname !== ''
+}
+
 export class ConfigError extends Error {
   constructor (message: string) {
     super(message)
@@ -106,8 +112,11 @@ export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): Gatew
     })
     throw new ConfigError(`invalid config: ${problems.join('; ')}`)
   }
+  if (typeof config.upstream === 'string' && !isHttpUrl(config.upstream)) {
+    throw new ConfigError('invalid config: config.upstream must be an absolute http or https URL')
+  }
   const routes = (config.routes as RouteRule[] | undefined) ?? (config.upstream === undefined ? sampleRoutes : [])
-  if (routes.length === 0) throw new ConfigError('invalid config: config.routes must list the routes to proxy to config.upstream')
+  if (routes.length === 0) throw new ConfigError('invalid config: config.routes must list at least one route (required with config.upstream)')
   return { ...config, routes } as GatewayConfig
 }
 

@@ -41,10 +41,27 @@ function rewriteRequestHeaders (request: { macIdentity: FastifyRequest['macIdent
   return headers
 }
 
+/**
+ * The query sent upstream: as the caller sent it, less any `token` parameter (SDKs may put the
+ * access token there too). The other pairs keep their exact encoding.
+ */
+function withoutToken (search: string | undefined, requestUrl: string): string {
+  const start = requestUrl.indexOf('?')
+  const query = search !== undefined && search !== '' ? search.replace(/^\?/, '') : start === -1 ? '' : requestUrl.slice(start + 1)
+  if (!query.includes('token')) return query
+  return query.split('&').filter((pair) => {
+    const name = pair.split('=', 1)[0]!.replaceAll('+', ' ')
+    try {
+      return decodeURIComponent(name) !== 'token'
+    } catch {
+      return true
+    }
+  }).join('&')
+}
+
 /** Proxies the configured routes to `upstream`, each behind a MAC check with its scopes. */
 export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[]): Promise<void> {
   const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
-  const methods = [...new Set(rules.flatMap((rule) => rule.methods))]
   await app.register(async function proxy (context) {
     context.addHook('onRequest', async function routeCheck (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
       const end = request.url.indexOf('?')
@@ -58,8 +75,9 @@ export async function registerProxy (app: FastifyInstance, upstream: string, rul
     })
     await context.register(fastifyHttpProxy, {
       upstream,
-      httpMethods: methods.length > 0 ? methods : ['GET'],
-      replyOptions: { rewriteRequestHeaders },
+      // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
+      httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
+      replyOptions: { rewriteRequestHeaders, queryString: withoutToken },
       // Keep-alive connections to the upstream, shared by every route.
       undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
     })

@@ -46,7 +46,7 @@ export async function startRedis (t: Test): Promise<TestRedis> {
     child.stdout!.resume()
   }
   const stop = async (): Promise<void> => {
-    if (child === undefined || child.exitCode !== null) return
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return
     const exited = once(child, 'exit')
     child.kill('SIGKILL')
     await exited

@@ -1,0 +1,154 @@
+// The gateway config: defaults, the field named in every refusal, the environment override, its
+// effect at the gateway, and `macgate start --config` refusing a bad file.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config.js'
+import { awayFromMinuteEdge, buildTestGateway, liveToken, nonceAt, openApiError, signedInject } from './helpers/gateway.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+const DEFAULTS = {
+  routes: [
+    { path: '/user/profile', methods: ['GET'], scopes: ['1'], match: 'all' },
+    { path: '/user/openidV2', methods: ['GET'], scopes: ['3'], match: 'all' },
+    { path: '/user/phoneAndEmail', methods: ['GET'], scopes: ['4', '6'], match: 'any' }
+  ],
+  nonceSkewMinutes: 5,
+  tokenCache: { max: 100_000, maxAgeMs: 300_000, negativeTtlMs: 10_000 },
+  strictRedirectUri: false,
+  codeTtl: 300,
+  accessTokenTtl: 7_776_000,
+  refreshTokenTtl: 315_360_000,
+  signInRateLimit: 10,
+  secureCookies: false
+}
+
+function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parseConfig(input, env)
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    return error.message
+  }
+  return 'accepted'
+}
+
+t.test('defaults: the sample routes, a 5 minute nonce window', async (t) => {
+  t.same(sampleRoutes, DEFAULTS.routes)
+  t.same(parseConfig({}), DEFAULTS)
+  t.same(parseConfig(undefined), DEFAULTS)
+  t.same(parseConfig(null), DEFAULTS)
+  const input = { routes: [{ path: '/a/*' }], tokenCache: { max: 0 } }
+  t.same(parseConfig(input), { ...DEFAULTS, routes: [{ path: '/a/*', methods: ['GET'], scopes: [], match: 'all' }], tokenCache: { ...DEFAULTS.tokenCache, max: 0 } })
+  t.same(input, { routes: [{ path: '/a/*' }], tokenCache: { max: 0 } }, 'the input is left as it was')
+  t.same(parseConfig({ tokenErrorStatus: 200, codeTtl: 600 }), { ...DEFAULTS, tokenErrorStatus: 200, codeTtl: 600 })
+})
+
+t.test('every refusal names the field', async (t) => {
+  const cases: Array<[unknown, string]> = [
+    [{ routes: [{ path: '/a', scopes: 'x' }] }, 'config.routes[0].scopes must be array'],
+    [{ routes: [{ path: '/a' }, { path: '/b', scopes: ['x'] }] }, 'config.routes[1].scopes[0] must match pattern "^[0-9]+$"'],
+    [{ routes: [{ path: '/a', methods: ['get'] }] }, 'config.routes[0].methods[0] must be equal to one of the allowed values'],
+    [{ routes: [{ path: '/a', methods: [] }] }, 'config.routes[0].methods must NOT have fewer than 1 items'],
+    [{ routes: [{ path: 'a' }] }, 'config.routes[0].path must match pattern "^/[^?#]*$"'],
+    [{ routes: [{ path: '/a?b=1' }] }, 'config.routes[0].path must match pattern "^/[^?#]*$"'],
+    [{ routes: [{ path: '/a', match: 'some' }] }, 'config.routes[0].match must be equal to one of the allowed values'],
+    [{ routes: [{ scopes: [] }] }, "config.routes[0] must have required property 'path'"],
+    [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] must NOT have additional properties (extra)'],
+    [{ codeTtl: 601 }, 'config.codeTtl must be <= 600'],
+    [{ codeTtl: 0 }, 'config.codeTtl must be >= 1'],
+    [{ accessTokenTtl: 1.5 }, 'config.accessTokenTtl must be integer'],
+    [{ nonceSkewMinutes: 61 }, 'config.nonceSkewMinutes must be <= 60'],
+    [{ tokenCache: { max: -1 } }, 'config.tokenCache.max must be >= 0'],
+    [{ tokenErrorStatus: 400 }, 'config.tokenErrorStatus must be equal to constant'],
+    [{ foo: 1 }, 'config must NOT have additional properties (foo)'],
+    [{ upstream: 'ftp://upstream.example', routes: [{ path: '/a' }] }, 'config.upstream must match pattern "^https?://"'],
+    [[], 'config must be object']
+  ]
+  for (const [input, problem] of cases) t.equal(refusal(input), `invalid config: ${problem}`, JSON.stringify(input))
+  // Every problem at once, each with its field.
+  t.equal(refusal({ codeTtl: 601, foo: 1 }), 'invalid config: config must NOT have additional properties (foo); config.codeTtl must be <= 600')
+
+  // URLs that only look like one are refused here, not at start with a bare "Invalid URL".
+  for (const upstream of ['http://', 'http://bad host']) {
+    t.match(refusal({ upstream, routes: [{ path: '/a' }] }), /^invalid config: config\.upstream /, `upstream ${JSON.stringify(upstream)} is refused, naming config.upstream`)
+  }
+})
+
+t.test('upstream: MACGATE_UPSTREAM overrides, routes required', async (t) => {
+  const routes = [{ path: '/api/*', methods: ['GET', 'POST'] }]
+  t.equal(parseConfig({ upstream: 'http://a.example', routes }, { MACGATE_UPSTREAM: 'https://b.example:9000' }).upstream, 'https://b.example:9000')
+  t.equal(parseConfig({ routes }, { MACGATE_UPSTREAM: 'http://c.example' }).upstream, 'http://c.example')
+  t.equal(parseConfig({ upstream: 'http://a.example', routes }, { MACGATE_UPSTREAM: '' }).upstream, 'http://a.example', 'an empty variable is no override')
+  t.equal(parseConfig({ upstream: 'http://a.example', routes }).routes[0]?.match, 'all')
+  const noRoutes = 'invalid config: config.routes must list at least one route (required with config.upstream)'
+  t.equal(refusal({ upstream: 'http://a.example' }), noRoutes)
+  t.equal(refusal({}, { MACGATE_UPSTREAM: 'http://a.example' }), noRoutes)
+  t.equal(refusal({ routes: [] }), noRoutes)
+  t.equal(refusal({ routes }, { MACGATE_UPSTREAM: 'gopher://x' }), 'invalid config: config.upstream must match pattern "^https?://"', 'the variable is checked like the field')
+})
+
+t.test('loadConfig: file errors say which file', async (t) => {
+  const dir = t.testdir({ 'bad.json': '{"codeTtl": 601}', 'not.json': '{codeTtl: 1', 'ok.json': '{"nonceSkewMinutes": 2}' })
+  t.same(await loadConfig(join(dir, 'ok.json'), {}), { ...DEFAULTS, nonceSkewMinutes: 2 })
+  await t.rejects(loadConfig(join(dir, 'bad.json'), {}), new ConfigError('invalid config: config.codeTtl must be <= 600'))
+  await t.rejects(loadConfig(join(dir, 'not.json'), {}), { name: 'ConfigError', message: new RegExp(`^config file ${join(dir, 'not.json')} is not JSON: `) })
+  await t.rejects(loadConfig(join(dir, 'missing.json'), {}), { name: 'ConfigError', message: new RegExp(`^cannot read config file ${join(dir, 'missing.json')}: ENOENT`) })
+})
+
+t.test('nonceSkewMinutes takes effect at the gateway', async (t) => {
+  const { app } = await buildTestGateway(t, { config: { nonceSkewMinutes: 1 } })
+  const token = await liveToken(app)
+  await awayFromMinuteEdge()
+  const call = async (offset: number) => await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey, nonce: nonceAt(offset) })
+  t.equal((await call(-1)).statusCode, 200)
+  t.equal((await call(1)).statusCode, 200)
+  const stale = await call(-2)
+  t.equal(stale.statusCode, 401)
+  t.same(stale.json(), openApiError(96012, 'nonce is stale'))
+  t.same((await call(2)).json(), openApiError(96012, 'nonce is from the future'))
+})
+
+async function start (configFile: string): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const env = { ...process.env, PORT: '0' }
+  for (const name of ['REDIS_URL', 'MACGATE_UPSTREAM', 'MACGATE_SECRET', 'NODE_OPTIONS', 'HOST']) delete env[name]
+  const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/cli.ts', 'start', '--config', configFile], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => { stdout += String(chunk) })
+  child.stderr.on('data', (chunk) => { stderr += String(chunk) })
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000) // a config that starts would not exit
+  const [code] = await once(child, 'close') as [number | null]
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}
+
+t.test('macgate start --config with a bad file: exit 2, the field named, no stack', async (t) => {
+  const dir = t.testdir({})
+  const write = (name: string, config: unknown): string => {
+    const file = join(dir, name)
+    writeFileSync(file, JSON.stringify(config))
+    return file
+  }
+  const runs: Array<[string, string]> = [
+    [write('scopes.json', { routes: [{ path: '/a', scopes: 'x' }] }), 'macgate: invalid config: config.routes[0].scopes must be array'],
+    [write('ttl.json', { codeTtl: 601 }), 'macgate: invalid config: config.codeTtl must be <= 600'],
+    [write('unknown.json', { listen: 8080 }), 'macgate: invalid config: config must NOT have additional properties (listen)'],
+    [write('routes.json', { upstream: 'http://127.0.0.1:1' }), 'macgate: invalid config: config.routes must list at least one route (required with config.upstream)']
+  ]
+  for (const [file, line] of runs) {
+    const run = await start(file)
+    t.equal(run.code, 2, `${file}: exit 2`)
+    t.equal(run.stdout, '')
+    t.equal(run.stderr, `${line}\nRun \`macgate help\` for usage.\n`)
+  }
+  // A malformed upstream URL is an operator mistake like any other bad field.
+  const badUrl = await start(write('upstream.json', { upstream: 'http://bad host', routes: [{ path: '/a' }] }))
+  t.equal(badUrl.code, 2, 'a malformed upstream URL: exit 2')
+  t.match(badUrl.stderr, /^macgate: invalid config: config\.upstream /, 'naming config.upstream')
+  t.notMatch(badUrl.stderr, /\n {4}at /, 'no stack trace')
+})

@@ -1,0 +1,175 @@
+// Two gateway instances on one Redis, called over real HTTP: tokens, nonces and revocations are
+// shared; each instance's token LRU coalesces misses, remembers unknown tokens and never asks
+// Redis about forged ones.
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import t from 'tap'
+import { signRequest } from '../plugin/client/index.js'
+import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/oauth/tokens.js'
+import { addClient } from './helpers/app.js'
+import {
+  callsSince, codeExchange, commandCalls, issueTokens, liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest
+} from './helpers/live.js'
+import { startRedis } from './helpers/redis.js'
+
+const redis = await startRedis(t)
+// Command counts need a Redis nobody else talks to.
+const ownRedis = process.env.REDIS_URL === undefined || process.env.REDIS_URL === ''
+const counting = { skip: ownRedis ? false : 'counts Redis commands: needs a redis-server of its own, not REDIS_URL' }
+const secret = randomBytes(32).toString('base64url')
+const a = await liveGateway(t, redis, secret)
+const b = await liveGateway(t, redis, secret)
+const admin = new Redis(redis.url)
+t.teardown(async () => { await admin.quit() })
+
+const REVOKED = { result: 'error', description: 'access token invalid or expired', code: 96008 }
+
+t.test('a token issued through A works on B', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens } = await issueTokens(a, clientId, clientSecret)
+  const profile = await signedGet(b.origin, '/user/profile', tokens)
+  t.equal(profile.status, 200)
+  t.equal(profile.body.result, 'ok')
+  t.match(profile.body.data, { miliaoNick: /^user-[0-9a-f]{8}$/ })
+  // Both instances derive the same openId from the shared secret.
+  const openId = await signedGet(b.origin, '/user/openidV2', tokens)
+  t.equal(openId.status, 200)
+  t.same(openId.body, { result: 'ok', description: 'success', data: { openid: tokens.openId }, code: 0 })
+})
+
+t.test('a nonce used on A is refused on B', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens } = await issueTokens(a, clientId, clientSecret)
+  const first = await signedGet(a.origin, '/user/profile', tokens)
+  t.equal(first.status, 200)
+  // The same header (same host name, port aside) replayed at the other instance.
+  const replay = await signedGet(b.origin, '/user/profile', tokens, first.authorization)
+  t.equal(replay.status, 401)
+  t.equal(replay.wwwAuthenticate, 'MAC')
+  t.same(replay.body, { result: 'error', description: 'nonce already used', code: 96012 })
+  const fresh = await signedGet(b.origin, '/user/profile', tokens)
+  t.equal(fresh.status, 200, 'a fresh nonce is still accepted on B')
+})
+
+t.test('a code replayed at A revokes the token B holds in its LRU, within 1 s', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { code, tokens } = await issueTokens(a, clientId, clientSecret)
+  t.equal((await signedGet(b.origin, '/user/profile', tokens)).status, 200, 'B warmed')
+  if (ownRedis) {
+    const before = await commandCalls(admin)
+    t.equal((await signedGet(b.origin, '/user/profile', tokens)).status, 200)
+    t.same(callsSince(before, await commandCalls(admin)), { set: 1 }, 'B answers from its LRU: no GET, only the nonce SET')
+  }
+  const since = Date.now()
+  const replay = await tokenRequest(a.origin, codeExchange(clientId, clientSecret, code))
+  t.equal(replay.status, 400)
+  t.same(replay.body, { error: 96013, error_description: 'code already used' })
+  const { last, elapsed, polls } = await pollUntilRefused(b.origin, '/user/profile', tokens, since)
+  t.equal(last.status, 401)
+  t.same(last.body, REVOKED)
+  t.ok(elapsed < 1000, `B refused the token ${elapsed} ms after the replay (${polls} polls)`)
+  t.equal((await signedGet(a.origin, '/user/profile', tokens)).status, 401, 'A refuses it too')
+})
+
+t.test('refresh token reuse at A revokes the grant on B within 1 s', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens: first } = await issueTokens(a, clientId, clientSecret)
+  t.equal((await signedGet(b.origin, '/user/profile', first)).status, 200, 'B warmed with the first access token')
+
+  const since = Date.now()
+  const rotated = await tokenRequest(a.origin, refreshExchange(clientId, clientSecret, first.refresh_token!))
+  t.equal(rotated.status, 200)
+  const second = rotated.body as { access_token: string, mac_key: string, refresh_token: string }
+  t.not(second.access_token, first.access_token)
+  // Rotation revokes the access token issued beside the spent refresh token.
+  const dropped = await pollUntilRefused(b.origin, '/user/profile', first, since)
+  t.same(dropped.last.body, REVOKED)
+  t.ok(dropped.elapsed < 1000, `B dropped the rotated-out token in ${dropped.elapsed} ms`)
+
+  t.equal((await signedGet(b.origin, '/user/profile', second)).status, 200, 'B warmed with the second access token')
+  const reuseAt = Date.now()
+  const reuse = await tokenRequest(a.origin, refreshExchange(clientId, clientSecret, first.refresh_token!))
+  t.equal(reuse.status, 400)
+  t.same(reuse.body, { error: 96009, error_description: 'refresh token already used' })
+  const { last, elapsed } = await pollUntilRefused(b.origin, '/user/profile', second, reuseAt)
+  t.same(last.body, REVOKED)
+  t.ok(elapsed < 1000, `B refused the descendant token ${elapsed} ms after the reuse`)
+  const spentAgain = await tokenRequest(a.origin, refreshExchange(clientId, clientSecret, second.refresh_token))
+  t.equal(spentAgain.status, 400, 'the descendant refresh token is revoked too')
+  t.equal(spentAgain.body.error, 96009)
+})
+
+t.test('removing the client through A revokes its tokens on B within 1 s', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens } = await issueTokens(a, clientId, clientSecret)
+  const { tokens: other } = await issueTokens(a, clientId, clientSecret)
+  t.equal((await signedGet(b.origin, '/user/profile', tokens)).status, 200, 'B warmed')
+  t.equal((await signedGet(b.origin, '/user/profile', other)).status, 200, 'B warmed with a second grant')
+  const since = Date.now()
+  t.equal(await a.store.removeClient(clientId), true)
+  for (const held of [tokens, other]) {
+    const { last, elapsed } = await pollUntilRefused(b.origin, '/user/profile', held, since)
+    t.same(last.body, REVOKED)
+    t.ok(elapsed < 1000, `B refused a token of the removed client ${elapsed} ms after the removal`)
+  }
+})
+
+t.test('50 simultaneous calls with one fresh token on a cold instance: one GET', counting, async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens } = await issueTokens(a, clientId, clientSecret)
+  const before = await commandCalls(admin)
+  const answers = await Promise.all(Array.from({ length: 50 }, async () => await signedGet(b.origin, '/user/profile', tokens)))
+  const delta = callsSince(before, await commandCalls(admin))
+  t.same(answers.map((answer) => answer.status), Array(50).fill(200))
+  t.same(delta, { get: 1, set: 50 }, 'one token GET, one nonce SET per call')
+})
+
+t.test('50 lookups of one fresh token in one tick share one store read', counting, async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens } = await issueTokens(a, clientId, clientSecret)
+  const before = await commandCalls(admin)
+  const found = await Promise.all(Array.from({ length: 50 }, async () => await b.app.macVerifier.cache.lookup(tokens.access_token)))
+  t.same(callsSince(before, await commandCalls(admin)), { get: 1 })
+  t.same(new Set(found.map((token) => token?.macKey)), new Set([tokens.mac_key]), 'every lookup got the token')
+})
+
+t.test('a flood of unknown but well-formed tokens: one GET per token, then none', counting, async (t) => {
+  const unknown = Array.from({ length: 200 }, () => ({ access_token: mintToken(secret, newGrantId()), mac_key: mintMacKey() }))
+  const flood = async (): Promise<Array<{ status: number, body: Record<string, unknown> }>> => {
+    const answers = []
+    for (let batch = 0; batch < unknown.length; batch += 50) {
+      answers.push(...await Promise.all(unknown.slice(batch, batch + 50).map(async (tokens) => await signedGet(b.origin, '/user/profile', tokens))))
+    }
+    return answers
+  }
+  let before = await commandCalls(admin)
+  const started = Date.now()
+  const first = await flood()
+  t.same(callsSince(before, await commandCalls(admin)), { get: 200 }, 'one GET per distinct unknown token, nothing else')
+  t.same(new Set(first.map((answer) => answer.status)), new Set([401]))
+  t.same(first[0]!.body, REVOKED)
+  t.same(new Set(first.map((answer) => answer.body.code)), new Set([96008]))
+
+  before = await commandCalls(admin)
+  const again = await flood()
+  t.ok(Date.now() - started < 10_000, 'the repeat came within the 10 s negative cache time')
+  t.same(callsSince(before, await commandCalls(admin)), {}, 'repeats are answered from the negative cache')
+  t.same(new Set(again.map((answer) => answer.body.code)), new Set([96008]))
+})
+
+t.test('forged tokens (wrong tag) make no Redis call at all', counting, async (t) => {
+  const shaped = (): string => `${randomBase64Url(12)}.${randomBase64Url(32)}${randomBase64Url(12)}`
+  const forged = Array.from({ length: 200 }, () => ({ access_token: shaped(), mac_key: mintMacKey() }))
+  t.equal(forged[0]!.access_token.length, mintToken(secret, newGrantId()).length, 'the same shape as an issued token')
+  // A real token's body with its tag changed, and one signed under another secret.
+  forged.push({ access_token: `${mintToken(secret, newGrantId()).slice(0, -16)}${randomBase64Url(12)}`, mac_key: mintMacKey() })
+  forged.push({ access_token: mintToken(randomBytes(32).toString('base64url'), newGrantId()), mac_key: mintMacKey() })
+  const before = await commandCalls(admin)
+  const answers = await Promise.all(forged.map(async (tokens) => await signedGet(b.origin, '/user/profile', tokens)))
+  t.same(callsSince(before, await commandCalls(admin)), {}, 'no command reached Redis')
+  t.same(new Set(answers.map((answer) => answer.status)), new Set([401]))
+  t.same(answers[0]!.body, REVOKED)
+  t.same(new Set(answers.map((answer) => answer.body.code)), new Set([96008]))
+  // signRequest with a token that cannot be ours still produces a parseable header.
+  t.match(signRequest({ method: 'GET', url: `${b.origin}/user/profile`, accessToken: forged[0]!.access_token, macKey: 'k' }), /^MAC access_token="/)
+})
