@@ -40,6 +40,12 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     requestIdHeader: false,
     return503OnClosing: true
   })
+  // While closing, a keep-alive connection is ended as soon as its last answer is out, so that
+  // a client keeping it open cannot hold the shutdown (Fastify closes only those idle at the start).
+  app.addHook('preClose', async () => {
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50).unref()
+    app.server.once('close', () => clearInterval(sweep))
+  })
   await app.register(macgate, {
     store,
     ...(secret !== undefined && { secret }),

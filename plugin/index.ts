@@ -44,11 +44,13 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer'
 }
 
-/** Forms and token requests are parsed strictly: a bad escape is a 96002, not literal text. */
+/**
+ * The OAuth endpoints take forms only, parsed strictly: a bad escape is a 96002, not literal text,
+ * and no JSON or text parser can hand a grant something other than strings (415 instead).
+ */
 function strictFormParser (fastify: FastifyInstance): void {
-  const type = 'application/x-www-form-urlencoded'
-  if (fastify.hasContentTypeParser(type)) fastify.removeContentTypeParser(type)
-  fastify.addContentTypeParser(type, { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_request, body, done) => {
     try {
       done(null, parseForm(body as string))
     } catch (error) {

@@ -40,7 +40,8 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateConfig
     return await reply.type('text/html; charset=utf-8').send(page)
   }
 
-  fastify.get('/oauth2/authorize', async (request, reply) => {
+  // No HEAD: it would run this handler and could issue a code nobody receives.
+  fastify.get('/oauth2/authorize', { exposeHeadRoute: false }, async (request, reply) => {
     try {
       const authz = await readAuthorizationRequest(config, queryOf(request.url))
       const user = await currentUser(config, request)

@@ -23,12 +23,16 @@ export function issueAccessToken (config: MacgateConfig, grantee: Grantee, ttlSe
   return { accessToken, macKey, openId: record.openId, stored: { hash: hashSecret(accessToken), record } }
 }
 
-/** Access and refresh token of a code or refresh grant, with the token endpoint's body. */
-export function issueTokenSet (config: MacgateConfig, grantee: Grantee, redirectUri: string, accessTtl: number, refreshTtl: number) {
+/**
+ * Access and refresh token of a code or refresh grant, with the token endpoint's body. The refresh
+ * token keeps the grant's whole scope even when this access token is narrowed (RFC 6749 §6).
+ */
+export function issueTokenSet (config: MacgateConfig, grantee: Grantee, redirectUri: string, accessTtl: number, refreshTtl: number, refreshScope = grantee.scope) {
   const access = issueAccessToken(config, grantee, accessTtl)
   const refreshToken = mintToken(config.secret, grantee.grantId)
   const refreshRecord: RefreshTokenRecord = {
     ...grantee,
+    scope: refreshScope,
     redirectUri,
     accessTokenHash: access.stored.hash,
     expiresAt: Date.now() + refreshTtl * 1000

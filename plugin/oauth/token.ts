@@ -32,13 +32,16 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (failure.statusCode >= 500) request.log.error({ err: error }, 'token endpoint failed')
-    if (failure.statusCode === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
-    return send(reply, config.tokenErrorStatus ?? failure.statusCode, { error: failure.errno, error_description: failure.message })
+    const status = config.tokenErrorStatus ?? failure.statusCode
+    if (status === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
+    return send(reply, status, { error: failure.errno, error_description: failure.message })
   })
 
   fastify.route({
     method: ['GET', 'POST'],
     url: '/oauth2/token',
+    // A HEAD would run the GET handler: spend the code and throw the token set away.
+    exposeHeadRoute: false,
     handler: async (request, reply) => {
       const params = paramsOf(request)
       const grantType = single(params, 'grant_type')
@@ -53,7 +56,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
   })
 
   fastify.route({
-    method: ['PUT', 'DELETE', 'PATCH'],
+    method: ['HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
     url: '/oauth2/token',
     handler: async (_request, reply) => {
       reply.header('allow', 'GET, POST')

@@ -47,7 +47,13 @@ export class RedisStore implements Store {
 
   /** Connects, and fails when Redis cannot be reached at start. */
   async connect (): Promise<this> {
-    await this.redis.connect()
+    try {
+      await this.redis.connect()
+    } catch (error) {
+      // Otherwise ioredis keeps reconnecting and holds the process open.
+      this.redis.disconnect()
+      throw error
+    }
     return this
   }
 

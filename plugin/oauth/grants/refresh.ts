@@ -29,7 +29,7 @@ export async function refreshTokens (config: MacgateConfig, client: ClientRecord
 
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
-  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope }, record.redirectUri, accessTtl, refreshTtl)
+  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope }, record.redirectUri, accessTtl, refreshTtl, record.scope)
   const result = await store.rotateRefreshToken(tokenHash, tokens, accessTtl, refreshTtl)
   if (result !== 'ok') throw errors.invalidRefreshToken(result === 'replayed' ? 'refresh token already used' : undefined)
   return body

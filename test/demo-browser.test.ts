@@ -1,0 +1,99 @@
+// The /demo page in real Chromium against `macgate start` on the embedded store: sign in as the
+// demo user, allow, and see the exchanged token and two signed open API calls on /demo/callback.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+import t from 'tap'
+import { freePort } from './helpers/redis.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const CHROMIUM = '/usr/bin/chromium'
+const SCREENSHOT = '/tmp/macgate-demo.png'
+
+t.test('the demo client signs in and calls the open API in Chromium', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM}` }, async (t) => {
+  const port = await freePort()
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' }
+  for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'MACGATE_UPSTREAM', 'HOST', 'NODE_OPTIONS']) delete env[name]
+  const server = spawn(process.execPath, ['--import', 'tsx', 'gateway/cli.ts', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = once(server, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+  t.teardown(() => { if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL') })
+  let stdout = ''
+  let stderr = ''
+  server.stderr.on('data', (chunk) => { stderr += String(chunk) })
+
+  // The banner comes once the server listens; it names the demo user's one-time password.
+  const password = await new Promise<string | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), 20_000)
+    server.stdout.on('data', (chunk) => {
+      stdout += String(chunk)
+      const found = /demo user +username=demo +password=(\S+)/.exec(stdout)
+      if (found !== null) { clearTimeout(timer); resolve(found[1]) }
+    })
+    server.once('exit', () => { clearTimeout(timer); resolve(undefined) })
+  })
+  t.ok(password, 'the banner names the demo password')
+  if (password === undefined) {
+    t.comment(`server output: ${stdout}${stderr}`)
+    return
+  }
+  const origin = `http://127.0.0.1:${port}`
+  t.match(stdout, `demo page    ${origin}/demo`)
+  t.match(stdout, `redirect_uri=${origin}/demo/callback`)
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    timeout: 30_000
+  })
+  t.teardown(async () => { await browser.close() })
+  const page = await browser.newPage()
+  page.setDefaultTimeout(15_000)
+  const statuses: Array<[string, number]> = []
+  page.on('response', (response) => { statuses.push([new URL(response.url()).pathname, response.status()]) })
+
+  const demo = await page.goto(`${origin}/demo`)
+  t.equal(demo?.status(), 200)
+  t.equal(await page.title(), 'macgate demo')
+  t.equal(await page.textContent('#start'), 'Sign in with macgate')
+
+  await page.click('#start')
+  await page.waitForURL((url) => url.pathname === '/oauth2/signin')
+  t.equal(await page.title(), 'Sign in')
+  await page.fill('input[name=username]', 'demo')
+  await page.fill('input[name=password]', password)
+  await page.click('button[type=submit]')
+
+  await page.waitForURL((url) => url.pathname === '/oauth2/authorize')
+  t.equal(await page.title(), 'Authorize')
+  t.equal(await page.textContent('#account'), 'demo')
+  t.equal(await page.locator('#permissions li').count(), 4, 'four permissions asked: 1 3 4 6')
+  await page.click('button[name=decision][value=allow]')
+
+  await page.waitForURL((url) => url.pathname === '/demo/callback')
+  t.equal(await page.title(), 'macgate demo: signed in')
+  t.equal(await page.textContent('#scope'), '1 3 4 6')
+  const openId = await page.textContent('#open-id')
+  t.match(openId, /^[A-Za-z0-9_-]{43}$/, 'a non-empty openId')
+  t.match(await page.textContent('#token-body'), /^&&&START&&&\{"access_token":"[A-Za-z0-9_-]{6}…","expires_in":7776000,/)
+
+  const results = await page.locator('.api-result').allTextContents()
+  t.equal(results.length, 2, 'two open API calls shown')
+  const [profile, contact] = results.map((text) => JSON.parse(text) as { result: string, code: number, data: Record<string, string> })
+  t.match(profile, { result: 'ok', code: 0, data: { miliaoNick: /^user-[0-9a-f]{8}$/ } })
+  t.match(contact, { result: 'ok', code: 0, data: { phone: /^\+86 138[0-9]{8}$/, email: /^user-[0-9a-f]{8}@example\.invalid$/ } })
+  t.match(await page.locator('.step h3').allTextContents(), ['1. Token endpoint answer (secrets shortened)', 'GET /user/profile → 200', 'GET /user/phoneAndEmail → 200'])
+  t.same(statuses.map(([path]) => path), ['/demo', '/demo/start', '/oauth2/authorize', '/oauth2/signin', '/oauth2/signin', '/oauth2/authorize', '/oauth2/authorize', '/demo/callback'], 'the pages the browser went through')
+
+  await page.screenshot({ path: SCREENSHOT, fullPage: true })
+  t.ok(existsSync(SCREENSHOT), `screenshot at ${SCREENSHOT}`)
+
+  const sigtermAt = Date.now()
+  server.kill('SIGTERM')
+  const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5000).unref())
+  const ended = await Promise.race([exited, timeout])
+  t.same(ended, [0, null], `the server exits 0 on SIGTERM (${Date.now() - sigtermAt} ms)`)
+  t.notMatch(stdout + stderr, /"level":(50|60)/, 'no error logged')
+})
