@@ -1,12 +1,11 @@
 // The `macgate` command line as operators run it: a subprocess on the TypeScript sources.
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
+import { spawnSource } from './helpers/source.js'
 import t, { type Test } from 'tap'
 import { freePort, startRedis } from './helpers/redis.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const PREFIX = '&&&START&&&'
 
 /** The test's environment without anything that would steer the CLI, plus `extra`. */
@@ -17,7 +16,7 @@ function cliEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function spawnCli (args: string[], env: NodeJS.ProcessEnv) {
-  return spawn(process.execPath, ['--import', 'tsx', 'gateway/cli.ts', ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  return spawnSource('gateway/cli.ts', args, { env, stdio: ['pipe', 'pipe', 'pipe'] })
 }
 
 interface Run { code: number | null, stdout: string, stderr: string, ms: number, killed: boolean }
@@ -28,9 +27,9 @@ async function cli (args: string[], env: NodeJS.ProcessEnv, { input = '', timeou
   const child = spawnCli(args, env)
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (chunk) => { stdout += String(chunk) })
-  child.stderr.on('data', (chunk) => { stderr += String(chunk) })
-  child.stdin.end(input)
+  child.stdout!.on('data', (chunk) => { stdout += String(chunk) })
+  child.stderr!.on('data', (chunk) => { stderr += String(chunk) })
+  child.stdin!.end(input)
   let killed = false
   const timer = setTimeout(() => { killed = true; child.kill('SIGKILL') }, timeout)
   const [code] = await once(child, 'close') as [number | null]
@@ -162,8 +161,8 @@ t.test('Redis unreachable: a clear error, promptly', async (t) => {
 async function startServer (t: Test, env: NodeJS.ProcessEnv, ready: (stdout: string) => boolean) {
   const child = spawnCli(['start'], env)
   const out = { stdout: '', stderr: '' }
-  child.stdout.on('data', (chunk) => { out.stdout += String(chunk) })
-  child.stderr.on('data', (chunk) => { out.stderr += String(chunk) })
+  child.stdout!.on('data', (chunk) => { out.stdout += String(chunk) })
+  child.stderr!.on('data', (chunk) => { out.stderr += String(chunk) })
   const exited = once(child, 'exit') as Promise<[number | null, string | null]>
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   const deadline = Date.now() + 20_000

@@ -1,14 +1,13 @@
 // The /demo page in real Chromium against `macgate start` on the embedded store: sign in as the
 // demo user, allow, and see the exchanged token and two signed open API calls on /demo/callback.
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import t from 'tap'
+import { spawnSource } from './helpers/source.js'
 import { freePort } from './helpers/redis.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const CHROMIUM = '/usr/bin/chromium'
 const SCREENSHOT = '/tmp/macgate-demo.png'
 
@@ -16,17 +15,17 @@ t.test('the demo client signs in and calls the open API in Chromium', { skip: ex
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' }
   for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'MACGATE_UPSTREAM', 'HOST', 'NODE_OPTIONS']) delete env[name]
-  const server = spawn(process.execPath, ['--import', 'tsx', 'gateway/cli.ts', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const server = spawnSource('gateway/cli.ts', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = once(server, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
   t.teardown(() => { if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL') })
   let stdout = ''
   let stderr = ''
-  server.stderr.on('data', (chunk) => { stderr += String(chunk) })
+  server.stderr!.on('data', (chunk) => { stderr += String(chunk) })
 
   // The banner comes once the server listens; it names the demo user's one-time password.
   const password = await new Promise<string | undefined>((resolve) => {
     const timer = setTimeout(() => resolve(undefined), 20_000)
-    server.stdout.on('data', (chunk) => {
+    server.stdout!.on('data', (chunk) => {
       stdout += String(chunk)
       const found = /demo user +username=demo +password=(\S+)/.exec(stdout)
       if (found !== null) { clearTimeout(timer); resolve(found[1]) }

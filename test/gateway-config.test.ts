@@ -1,15 +1,14 @@
 // The gateway config: defaults, the field named in every refusal, the environment override, its
 // effect at the gateway, and `macgate start --config` refusing a bad file.
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { spawnSource } from './helpers/source.js'
 import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config.js'
 import { awayFromMinuteEdge, buildTestGateway, liveToken, nonceAt, openApiError, signedInject } from './helpers/gateway.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 const DEFAULTS = {
   routes: [
@@ -114,13 +113,13 @@ t.test('nonceSkewMinutes takes effect at the gateway', async (t) => {
 })
 
 async function start (configFile: string): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const env = { ...process.env, PORT: '0' }
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' }
   for (const name of ['REDIS_URL', 'MACGATE_UPSTREAM', 'MACGATE_SECRET', 'NODE_OPTIONS', 'HOST']) delete env[name]
-  const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/cli.ts', 'start', '--config', configFile], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawnSource('gateway/cli.ts', ['start', '--config', configFile], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (chunk) => { stdout += String(chunk) })
-  child.stderr.on('data', (chunk) => { stderr += String(chunk) })
+  child.stdout!.on('data', (chunk) => { stdout += String(chunk) })
+  child.stderr!.on('data', (chunk) => { stderr += String(chunk) })
   const timer = setTimeout(() => child.kill('SIGKILL'), 20_000) // a config that starts would not exit
   const [code] = await once(child, 'close') as [number | null]
   clearTimeout(timer)

@@ -1,5 +1,4 @@
 // Redis going away under a running gateway, coming back empty, and a graceful SIGTERM.
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -8,6 +7,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { spawnSource } from './helpers/source.js'
 import t, { type Test } from 'tap'
 import { parseTokenResponse, signRequest, type TokenResponse } from '../plugin/client/index.js'
 import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/oauth/tokens.js'
@@ -16,7 +16,6 @@ import { addClient, addUser, REDIRECT_URI } from './helpers/app.js'
 import { codeExchange, eventually, issueTokens, liveGateway, pollUntilRefused, signedGet, tokenRequest, type LiveGateway } from './helpers/live.js'
 import { freePort, startRedis } from './helpers/redis.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const UNAVAILABLE = { result: 'error', description: 'service temporarily unavailable', code: 96000 }
 const TOKEN_UNAVAILABLE = '&&&START&&&{"error":96000,"error_description":"service temporarily unavailable"}'
 const REVOKED = { result: 'error', description: 'access token invalid or expired', code: 96008 }
@@ -190,10 +189,10 @@ t.test('SIGTERM drains the in-flight request, exits 0 and refuses new connection
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix, PORT: String(port), LOG_LEVEL: 'warn' }
   for (const name of ['MACGATE_SECRET', 'HOST', 'NODE_OPTIONS', 'MACGATE_UPSTREAM']) delete env[name]
-  const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/cli.ts', 'start', '--config', configFile], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawnSource('gateway/cli.ts', ['start', '--config', configFile], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  child.stdout.on('data', (chunk) => { output += String(chunk) })
-  child.stderr.on('data', (chunk) => { output += String(chunk) })
+  child.stdout!.on('data', (chunk) => { output += String(chunk) })
+  child.stderr!.on('data', (chunk) => { output += String(chunk) })
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   const origin = `http://127.0.0.1:${port}`

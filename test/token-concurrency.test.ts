@@ -1,10 +1,10 @@
 // "Any number of simultaneous exchanges of one code, on any number of gateway instances, yield
 // exactly one success" (contract section 4), and the same for rotations of one refresh token:
 // on one app (memory and Redis), on two apps sharing one Redis, and on two gateway processes.
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
+import { spawnSource } from './helpers/source.js'
 import t, { type Test } from 'tap'
 import { hashSecret } from '../plugin/oauth/tokens.js'
 import type { Store } from '../plugin/store/store.js'
@@ -86,13 +86,11 @@ t.test('redis: two apps in this process sharing one Redis', async (t) => {
   raceTests(t, [a.app, b.app], a.store, client)
 })
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const FIXTURE = fileURLToPath(new URL('./fixtures/token-gateway.ts', import.meta.url))
 
 /** Starts test/fixtures/token-gateway.ts as a process of its own; resolves to its base URL. */
 async function spawnGateway (t: Test, redis: TestRedis): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
-    cwd: ROOT,
+  const child = spawnSource(FIXTURE, [], {
     env: { ...process.env, TOKEN_FIXTURE_REDIS_URL: redis.url, TOKEN_FIXTURE_PREFIX: redis.prefix },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc']
   })

@@ -63,7 +63,7 @@ export function assertTokenError (t: Test, answer: TokenAnswer, errno: number, s
 
 /** Any request to the token endpoint, sent exactly as written (no re-encoding). */
 export async function rawToken (app: FastifyInstance, { method = 'GET', url = '/oauth2/token', payload, headers = {} }: {
-  method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD'
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS'
   url?: string
   payload?: string
   headers?: Record<string, string>
