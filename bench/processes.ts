@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { cpus } from 'node:os'
-import { fileURLToPath } from 'node:url'
+import { childNodeArgs, sibling } from './paths.js'
 
 // The gateway (or proxy) under test gets core 0; the load generator, the upstream and Redis core 1.
 export const pinning = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 && cpus().length >= 2
@@ -22,13 +22,13 @@ export interface Target {
   /** The process's CPU time so far, user plus system, in microseconds. */
   cpu (): Promise<number>
   request<T> (message: object, answer: string): Promise<T>
-  stop (): Promise<void>
+  stop (signal?: NodeJS.Signals): Promise<void>
 }
 
-const TARGET = fileURLToPath(new URL('./target.ts', import.meta.url))
+const TARGET = sibling('target')
 
-export async function startTarget (kind: string, core: number, args: string[] = []): Promise<Target> {
-  const [command, argv] = pinned(core, process.execPath, ['--import', 'tsx', TARGET, kind, ...args])
+export async function startTarget (kind: string, core: number, args: string[] = [], nodeArgs: string[] = []): Promise<Target> {
+  const [command, argv] = pinned(core, process.execPath, [...nodeArgs, ...childNodeArgs, TARGET, kind, ...args])
   const child = spawn(command, argv, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const request = async <T>(message: object, answer: string): Promise<T> => {
     child.send(message)
@@ -45,9 +45,9 @@ export async function startTarget (kind: string, core: number, args: string[] = 
     ready,
     cpu: async () => (await request<{ micros: number }>({ type: 'cpu' }, 'cpu')).micros,
     request,
-    stop: async () => {
+    stop: async (signal: NodeJS.Signals = 'SIGKILL') => {
       if (child.exitCode !== null) return
-      child.kill('SIGKILL')
+      child.kill(signal)
       await once(child, 'exit')
     }
   }

@@ -4,6 +4,7 @@ import { cpus } from 'node:os'
 import { Redis } from 'ioredis'
 import { badMac, codeExchanges, runLoad, signed, unknownTokens, type Credentials, type LoadResult } from './load.js'
 import { pinning, pinSelf, startRedis, startTarget, type Target } from './processes.js'
+import { resultsDirectory } from './paths.js'
 import { table, writeReport, type Report, type ScenarioResult } from './report.js'
 
 const quick = process.argv.includes('--quick')
@@ -142,7 +143,7 @@ async function main (): Promise<void> {
         { name: 'p99 added at half the baseline rate, ms', goal: '< 1', value: fixedGateway.p99 - fixedProxy.p99, met: fixedGateway.p99 - fixedProxy.p99 < 1 }
       ]
     }
-    const file = await writeReport(report, new URL('./results/', import.meta.url))
+    const file = await writeReport(report, resultsDirectory)
     process.stdout.write(`${table(report)}\n\n${report.pinning}; ${report.cores} cores; Node ${report.node}; ${SECONDS}s runs, ${ROUNDS} rounds, medians\nresults: ${file}\n`)
   } finally {
     redis.disconnect()

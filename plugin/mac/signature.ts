@@ -19,6 +19,7 @@ function byNameThenValue (a: Pair, b: Pair): number {
 
 /** The query as signed: form-decoded pairs sorted by name then value. `rawQuery` has no leading `?`. */
 export function canonicalQuery (rawQuery: string, variant: QueryVariant = 'primary'): string {
+  if (rawQuery === '') return ''
   // URLSearchParams drops one leading `?`; prefixing one keeps a query that itself starts with `?`
   // (from a URL like `/p??a=1`) intact, so the name stays `?a` as a servlet container would see it.
   const pairs: Pair[] = [...new URLSearchParams(`?${rawQuery}`)]

@@ -19,19 +19,28 @@ export interface TokenCacheOptions {
   negativeTtlMs?: number
 }
 
-// Remembered for unknown tokens, so that a flood of garbage does not reach the store.
-const UNKNOWN = Object.freeze({ unknown: true as const })
-type Entry = ActiveToken | typeof UNKNOWN
+/** Remembered for an unknown token, so that a flood of garbage does not reach the store. */
+interface Unknown {
+  hash: string
+}
+type Entry = ActiveToken | Unknown
+
+function isActive (entry: Entry | undefined): entry is ActiveToken {
+  return entry !== undefined && 'record' in entry
+}
 
 /**
- * The hot in-process LRU in front of the store's token reads. Concurrent misses for one token
- * share one store read (lru-cache `fetch`); an entry never outlives its token; revocations
- * published by any instance drop the entry at once.
+ * The hot in-process LRU in front of the store's token reads, keyed by the token itself: a hit
+ * costs one map lookup, no hashing. Concurrent misses for one token share one store read
+ * (lru-cache `fetch`); an entry never outlives its token; a revocation published by any instance
+ * (by token hash) drops the entry at once.
  */
 export class TokenCache {
   readonly #store: Store
   readonly #secret: string
-  readonly #lru: LRUCache<string, Entry, { token: string, grantId: string }> | undefined
+  readonly #lru: LRUCache<string, Entry, { grantId: string }> | undefined
+  /** Which cached token a hash names, for revocations, which arrive by hash. */
+  readonly #tokenOf = new Map<string, string>()
   readonly #maxAgeMs: number
   readonly #negativeTtlMs: number
   /** Resolves once revocations from other instances are being received. */
@@ -43,54 +52,54 @@ export class TokenCache {
     this.#maxAgeMs = maxAgeMs
     this.#negativeTtlMs = negativeTtlMs
     if (max > 0) {
-      this.#lru = new LRUCache<string, Entry, { token: string, grantId: string }>({
+      this.#lru = new LRUCache<string, Entry, { grantId: string }>({
         max,
         ttl: maxAgeMs,
-        fetchMethod: async (hash, _stale, { options, context }) => {
-          const entry = await this.#read(context.token, hash, context.grantId)
-          options.ttl = this.#ttlOf(entry)
+        fetchMethod: async (token, _stale, { options, context }) => {
+          // Known by hash before the read, so that a revocation arriving meanwhile aborts it.
+          const hash = hashSecret(token)
+          this.#tokenOf.set(hash, token)
+          const entry = await this.#read(token, hash, context.grantId)
+          options.ttl = isActive(entry) ? Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - Date.now())) : this.#negativeTtlMs
           return entry
+        },
+        dispose: (entry) => {
+          this.#tokenOf.delete(entry.hash)
         }
       })
     }
     this.ready = store.onRevocation((hashes) => {
-      if (hashes === null) this.#lru?.clear()
-      else for (const hash of hashes) this.#lru?.delete(hash)
+      if (hashes === null) return this.#lru?.clear()
+      for (const hash of hashes) {
+        const token = this.#tokenOf.get(hash)
+        if (token !== undefined) this.#lru!.delete(token)
+      }
     })
   }
 
   /** The live token, or undefined when it is not ours, unknown, expired or revoked. */
   async lookup (accessToken: string): Promise<ActiveToken | undefined> {
-    // A value without our tag is refused here: no hashing of it, no store read, no cache entry.
-    const grantId = grantIdOf(this.#secret, accessToken)
-    if (grantId === undefined) return undefined
-    const hash = hashSecret(accessToken)
-    const entry = this.#lru === undefined
-      ? await this.#read(accessToken, hash, grantId)
-      : await this.#cachedRead(accessToken, hash, grantId)
-    if (!('record' in entry)) return undefined
-    return entry.record.expiresAt > Date.now() ? entry : undefined
+    const entry = this.#lru?.get(accessToken) ?? await this.#miss(accessToken)
+    return isActive(entry) && entry.record.expiresAt > Date.now() ? entry : undefined
   }
 
-  async #cachedRead (token: string, hash: string, grantId: string): Promise<Entry> {
-    const entry = await this.#lru!.fetch(hash, { context: { token, grantId } })
-    // undefined: the read was aborted (revoked, evicted or cleared meanwhile); ask the store itself.
-    return entry ?? await this.#read(token, hash, grantId)
+  async #miss (accessToken: string): Promise<Entry | undefined> {
+    // A value without our tag is refused here: no hashing, no store read, no cache entry.
+    const grantId = grantIdOf(this.#secret, accessToken)
+    if (grantId === undefined) return undefined
+    if (this.#lru === undefined) return await this.#read(accessToken, hashSecret(accessToken), grantId)
+    const entry = await this.#lru.fetch(accessToken, { context: { grantId } })
+    if (entry !== undefined) return entry
+    // The read was aborted (revoked, evicted or cleared meanwhile): ask the store itself.
+    const hash = hashSecret(accessToken)
+    if (!this.#lru.has(accessToken)) this.#tokenOf.delete(hash)
+    return await this.#read(accessToken, hash, grantId)
   }
 
   async #read (token: string, hash: string, grantId: string): Promise<Entry> {
     const record = await this.#store.getAccessToken(hash, grantId)
-    if (record === undefined || record.expiresAt <= Date.now()) return UNKNOWN
+    if (record === undefined || record.expiresAt <= Date.now()) return { hash }
     return { hash, grantId, record, macKey: openMacKey(token, record.macKeySealed) }
   }
 
-  #ttlOf (entry: Entry): number {
-    if (!('record' in entry)) return this.#negativeTtlMs
-    return Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - Date.now()))
-  }
-
-  /** Drops one token (revoked here) without waiting for the store's announcement. */
-  forget (hash: string): void {
-    this.#lru?.delete(hash)
-  }
 }
