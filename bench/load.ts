@@ -34,6 +34,7 @@ function percentile (sorted: Float64Array, fraction: number): number {
  */
 export async function runLoad ({ url, seconds, connections, rate, amount, setupRequest }: LoadOptions): Promise<LoadResult> {
   const times: number[] = []
+  const started = performance.now()
   const instance = autocannon({
     url,
     duration: seconds,
@@ -47,10 +48,12 @@ export async function runLoad ({ url, seconds, connections, rate, amount, setupR
   const events = instance as unknown as NodeJS.EventEmitter
   events.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => { times.push(responseTime) })
   const result = await instance
+  // autocannon reports whole seconds: too coarse for a run of a fixed number of requests.
+  const elapsedSeconds = (performance.now() - started) / 1000
   const sorted = Float64Array.from(times).sort()
   return {
     requests: result.requests.total,
-    rps: result.requests.total / (result.duration || seconds),
+    rps: result.requests.total / elapsedSeconds,
     p50: percentile(sorted, 0.5),
     p99: percentile(sorted, 0.99),
     errors: result.errors + result.timeouts,
