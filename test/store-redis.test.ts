@@ -62,7 +62,7 @@ t.test('keys: records of a grant expire, the rest does not', async (t) => {
     ['code', new RegExp(`^${g}code:`), 60],
     ['access token', new RegExp(`^${g}at:`), 3600],
     ['refresh token', new RegExp(`^${g}rt:`), 86400],
-    ['nonce', new RegExp(`^${g}nonce:`), 30],
+    ['nonce', /^\{n:[0-9a-f]\}:/, 30],
     ['grant members', new RegExp(`^${g}members$`), 86400],
     ['client', /^\{clients\}:\d+$/, 0],
     ['client index', /^\{clients\}:index$/, 0],

@@ -104,6 +104,14 @@ redis.call('SADD', KEYS[2], ARGV[1])`
     lua: `redis.call('SREM', KEYS[2], ARGV[1])
 return redis.call('DEL', KEYS[1])`
   },
+  // KEYS: nonce keys, all of one slot. ARGV: their ttls. Returns 1 for each first use, 0 for a replay.
+  macgateUseNonces: {
+    lua: `local fresh = {}
+for i, key in ipairs(KEYS) do
+  fresh[i] = redis.call('SET', key, '1', 'EX', ARGV[i], 'NX') and 1 or 0
+end
+return fresh`
+  },
   // KEYS: secret. ARGV: proposed
   macgateServerSecret: {
     numberOfKeys: 1,
