@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import { NonceSet } from './nonce-set.js'
 import type {
   AccessTokenRecord, ClientRecord, CodeRecord, RedeemResult, RefreshTokenRecord,
   RevocationListener, Store, TokenSet, UserRecord
@@ -20,13 +21,6 @@ class ExpiringMap<V> {
 
   set (key: string, value: V, ttlSeconds: number): void {
     this.#entries.set(key, { value, expiresAt: Date.now() + ttlSeconds * 1000 })
-  }
-
-  /** Sets only when absent; true when it was set. */
-  add (key: string, value: V, ttlSeconds: number): boolean {
-    if (this.get(key) !== undefined) return false
-    this.set(key, value, ttlSeconds)
-    return true
   }
 
   delete (key: string): boolean {
@@ -59,7 +53,7 @@ export class MemoryStore implements Store {
   readonly #codes = new ExpiringMap<CodeRecord>()
   readonly #accessTokens = new ExpiringMap<AccessTokenRecord>()
   readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
-  readonly #nonces = new ExpiringMap<true>()
+  readonly #nonces = new NonceSet()
   readonly #revocations = new EventEmitter()
   #secret: string | undefined
   readonly #sweeper: NodeJS.Timeout
@@ -173,7 +167,7 @@ export class MemoryStore implements Store {
   }
 
   async useNonce (tokenHash: string, _grantId: string, nonce: string, ttlSeconds: number): Promise<boolean> {
-    return this.#nonces.add(`${tokenHash}:${nonce}`, true, ttlSeconds)
+    return this.#nonces.add(`${tokenHash}:${nonce}`, ttlSeconds)
   }
 
   async serverSecret (proposed: string): Promise<string> {
@@ -183,6 +177,7 @@ export class MemoryStore implements Store {
 
   async close (): Promise<void> {
     clearInterval(this.#sweeper)
+    this.#nonces.close()
   }
 
   #grant (grantId: string): Grant {
@@ -221,7 +216,7 @@ export class MemoryStore implements Store {
   }
 
   #sweep (): void {
-    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#nonces]) map.sweep()
+    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens]) map.sweep()
     for (const [grantId, grant] of this.#grants) {
       const live = [...grant.codes].some((hash) => this.#codes.get(hash)) ||
         [...grant.accessTokens].some((hash) => this.#accessTokens.get(hash)) ||
