@@ -8,13 +8,8 @@ import type { Socket } from 'node:net'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
 import { sampleRoutes, type GatewayConfig, type RouteRule } from '../../gateway/config.js'
-import { buildGateway } from '../../gateway/server.js'
 import { canonicalQuery, signingHost } from '../../plugin/mac/signature.js'
-import { MemoryStore } from '../../plugin/store/memory.js'
-import { RedisStore } from '../../plugin/store/redis.js'
-import type { Store } from '../../plugin/store/store.js'
-import { addClient, callToken, obtainCode, REDIRECT_URI } from './app.js'
-import { startRedis, type TestRedis } from './redis.js'
+import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, type TestApp } from './app.js'
 
 export const API_HOST = 'api.example.com'
 
@@ -24,28 +19,11 @@ export const echoRoutes: RouteRule[] = [
   { path: '/echo/*', methods: ['GET', 'POST'], scopes: [], match: 'all' }
 ]
 
-export interface TestGateway {
-  app: FastifyInstance
-  store: Store
-  redis?: TestRedis
-}
+export type TestGateway = TestApp
 
 /** buildGateway with `config`, on a memory store or a Redis of the test's own; closed at teardown. */
-export async function buildTestGateway (t: Test, { store: kind = 'memory', config = {}, secret }: { store?: 'memory' | 'redis', config?: Partial<GatewayConfig>, secret?: string } = {}): Promise<TestGateway> {
-  let redis: TestRedis | undefined
-  let store: Store
-  if (kind === 'redis') {
-    redis = await startRedis(t)
-    store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
-  } else {
-    store = new MemoryStore()
-  }
-  const app = await buildGateway({ store, config, ...(secret !== undefined && { secret }) })
-  t.teardown(async () => {
-    await app.close()
-    await store.close()
-  })
-  return { app, store, ...(redis !== undefined && { redis }) }
+export async function buildTestGateway (t: Test, { store = 'memory', config = {}, secret }: { store?: 'memory' | 'redis', config?: Partial<GatewayConfig>, secret?: string } = {}): Promise<TestGateway> {
+  return await buildTestApp(t, { store, ...config, ...(secret !== undefined && { secret }) })
 }
 
 export interface TokenSet {

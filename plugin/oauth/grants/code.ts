@@ -5,7 +5,7 @@ import type { ClientRecord, CodeRecord } from '../../store/store.js'
 import { required, single, type Params } from '../params.js'
 import { checkRedirectUri } from './redirect-check.js'
 import { issueTokenSet } from '../token-set.js'
-import { grantIdOf, hashSecret } from '../tokens.js'
+import { readOnce } from './use-once.js'
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
@@ -24,18 +24,9 @@ function checkVerifier (code: CodeRecord, params: Params): void {
 export async function exchangeCode (config: MacgateConfig, client: ClientRecord, params: Params): Promise<object> {
   const { store } = config
   const redirectUri = checkRedirectUri(config, client, params)
-  const code = required(params, 'code')
-  const grantId = grantIdOf(config.secret, code)
-  if (grantId === undefined) throw errors.invalidCode()
-  const codeHash = hashSecret(code)
-  const record = await store.getCode(codeHash, grantId)
-  if (record === undefined) throw errors.invalidCode()
-  if (record.used === true) {
-    await store.revokeGrant(grantId)
-    throw errors.invalidCode('code already used')
-  }
-  if (record.clientId !== client.id) throw errors.invalidGrant('code was issued to another client')
-  if (redirectUri !== record.redirectUri) throw errors.invalidGrant('code was issued for another redirect_uri')
+  const { grantId, hash: codeHash, record } = await readOnce<CodeRecord>(config, client, redirectUri, required(params, 'code'), {
+    name: 'code', read: store.getCode.bind(store), used: (code) => code.used === true, invalid: errors.invalidCode
+  })
   checkVerifier(record, params)
 
   if (!client.responseTypes.includes('code')) throw errors.unauthorizedClient()

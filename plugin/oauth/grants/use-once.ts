@@ -1,0 +1,39 @@
+import { errors, type OAuthErrorFactory } from '../../errors.js'
+import type { MacgateConfig } from '../../options.js'
+import type { ClientRecord } from '../../store/store.js'
+import { grantIdOf, hashSecret } from '../tokens.js'
+
+interface Issued {
+  clientId: string
+  redirectUri: string
+}
+
+export interface UseOnce<R extends Issued> {
+  /** What the value is, for error texts: `code`, `refresh token`. */
+  name: string
+  read: (hash: string, grantId: string) => Promise<R | undefined>
+  used: (record: R) => boolean
+  /** The error for an unknown, expired or already used value. */
+  invalid: OAuthErrorFactory
+}
+
+/**
+ * Reads a code or refresh token for the client presenting it. Unknown or expired: `invalid`.
+ * Presented again after use: the whole grant is revoked (RFC 6749 §4.1.2, RFC 9700 §4.14), then
+ * `invalid`. Issued to another client or redirect URI: 96004. The use itself is the caller's
+ * atomic store operation.
+ */
+export async function readOnce<R extends Issued> (config: MacgateConfig, client: ClientRecord, redirectUri: string, value: string, kind: UseOnce<R>) {
+  const grantId = grantIdOf(config.secret, value)
+  if (grantId === undefined) throw kind.invalid()
+  const hash = hashSecret(value)
+  const record = await kind.read(hash, grantId)
+  if (record === undefined) throw kind.invalid()
+  if (kind.used(record)) {
+    await config.store.revokeGrant(grantId)
+    throw kind.invalid(`${kind.name} already used`)
+  }
+  if (record.clientId !== client.id) throw errors.invalidGrant(`${kind.name} was issued to another client`)
+  if (redirectUri !== record.redirectUri) throw errors.invalidGrant(`${kind.name} was issued for another redirect_uri`)
+  return { grantId, hash, record }
+}
