@@ -57,6 +57,9 @@ function escapeXml (text: string): string {
   return text.replace(/[<>&"]/g, (character) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[character]!)
 }
 
+// The goals of issue #4, drawn on their scenarios' bars.
+const GOALS: Record<string, number> = { 3: 0.93, 4: 0.85, 5: 0.75 }
+
 /** A horizontal bar chart of each scenario's throughput relative to the plain proxy. */
 export function chart (report: Report): string {
   const bars = report.scenarios.filter((s) => s.ratio !== undefined)
@@ -64,21 +67,26 @@ export function chart (report: Report): string {
   const left = 300
   const scale = (width - left - 80) / Math.max(1.2, ...bars.map((s) => s.ratio!))
   const rowHeight = 30
-  const height = 60 + bars.length * rowHeight + 30
+  const top = 64
+  const height = top + bars.length * rowHeight + 40
   const baselineX = left + scale
   const rows = bars.map((s, index) => {
-    const y = 50 + index * rowHeight
+    const y = top + index * rowHeight
     const barWidth = Math.max(1, s.ratio! * scale)
+    const goal = GOALS[s.id]
+    const goalMark = goal === undefined ? '' : `<line x1="${left + goal * scale}" y1="${y - 3}" x2="${left + goal * scale}" y2="${y + 23}" stroke="#000" stroke-width="2"/>`
     return `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escapeXml(`${s.id} ${s.name}`)}</text>
-<rect x="${left}" y="${y}" width="${barWidth.toFixed(1)}" height="20" fill="${s.id === '2' ? '#888' : '#3b6ede'}"/>
-<text x="${left + barWidth + 6}" y="${y + 15}">${s.ratio!.toFixed(3)}</text>`
+<rect x="${left}" y="${y}" width="${barWidth.toFixed(1)}" height="20" fill="${s.id === '2' ? '#888' : '#3b6ede'}"/>${goalMark}
+<text x="${left + Math.max(barWidth, (goal ?? 0) * scale) + 6}" y="${y + 15}">${s.ratio!.toFixed(3)}</text>`
   }).join('\n')
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="13">
 <rect width="100%" height="100%" fill="#fff"/>
-<text x="10" y="24" font-size="15" font-weight="bold">${escapeXml(`macgate: throughput ÷ plain proxy (${report.cores} cores, Node ${report.node}, ${report.pinning})`)}</text>
+<text x="10" y="22" font-size="15" font-weight="bold">macgate: signed-request throughput ÷ plain proxy (medians)</text>
+<text x="10" y="42" font-size="12" fill="#555">${escapeXml(`${report.date.slice(0, 16)}Z · ${report.cores} cores · Node ${report.node} · ${report.pinning}`)}</text>
 ${rows}
-<line x1="${baselineX}" y1="40" x2="${baselineX}" y2="${height - 25}" stroke="#c00" stroke-dasharray="4 3"/>
-<text x="${baselineX}" y="${height - 10}" text-anchor="middle" fill="#c00">1.0 = plain proxy</text>
+<line x1="${baselineX}" y1="${top - 8}" x2="${baselineX}" y2="${height - 30}" stroke="#c00" stroke-dasharray="4 3"/>
+<text x="${baselineX}" y="${height - 14}" text-anchor="middle" fill="#c00">1.0 = plain proxy</text>
+<text x="${width - 10}" y="${height - 14}" text-anchor="end" fill="#000">| goal</text>
 </svg>
 `
 }
