@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util'
 import { RegistrationError } from '../plugin/admin.js'
 import { clientsCommand } from './commands/clients.js'
 import { startCommand } from './commands/start.js'
@@ -24,5 +23,3 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   process.stderr.write(`macgate: ${(error as Error).message}\n${error instanceof UsageError ? 'Run `macgate help` for usage.\n' : ''}`)
   process.exitCode = known ? 2 : 1
 })
-
-export { parseArgs }
