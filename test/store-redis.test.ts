@@ -48,7 +48,7 @@ async function populate (store: RedisStore) {
   await store.saveCode(code.hash, code.grantId, code.record, 60)
   const tokens = issue(code.grantId, { clientId: client.record.id, userId: user.record.id })
   if (await store.redeemCode(code.hash, tokens.set, 3600, 86400) !== 'ok') throw new Error('redeem failed')
-  await store.useNonce(tokens.accessHash, code.grantId, '264095:7d8f3e4a', 30)
+  await store.useNonce(tokens.accessHash, '264095:7d8f3e4a', 30)
   return { client, user, code, tokens }
 }
 

@@ -60,7 +60,7 @@ export class MacVerifier {
     if (drift > this.#skew) throw errors.accessDenied('nonce is stale')
     if (drift < -this.#skew) throw errors.accessDenied('nonce is from the future')
     checkQueryBindings(rawQuery, header.accessToken, token)
-    if (!await this.#store.useNonce(token.hash, token.grantId, header.nonce, this.#nonceTtl(header.minutes))) {
+    if (!await this.#store.useNonce(token.hash, header.nonce, this.#nonceTtl(header.minutes))) {
       throw errors.accessDenied('nonce already used')
     }
     const { openId, clientId, userId, scope } = token.record

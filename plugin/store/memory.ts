@@ -166,7 +166,7 @@ export class MemoryStore implements Store {
     this.#revocations.on('revoked', listener)
   }
 
-  async useNonce (tokenHash: string, _grantId: string, nonce: string, ttlSeconds: number): Promise<boolean> {
+  async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
     return this.#nonces.add(`${tokenHash}:${nonce}`, ttlSeconds)
   }
 

@@ -177,7 +177,7 @@ export class RedisStore implements Store {
    * (setImmediate, not nextTick: requests read from different sockets in one turn share a batch.)
    * Nonce keys spread over 16 slots by token hash: a cluster shares the load, a batch stays in one.
    */
-  async useNonce (tokenHash: string, _grantId: string, nonce: string, ttlSeconds: number): Promise<boolean> {
+  async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
     const slot = (tokenHash.charCodeAt(0) & 15).toString(16)
     return await new Promise<boolean>((resolve, reject) => {
       if (this.#nonceBatches.size === 0) setImmediate(() => this.#sendNonces())

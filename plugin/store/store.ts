@@ -140,7 +140,7 @@ export interface Store {
   onRevocation (listener: RevocationListener): Promise<void>
 
   /** True the first time a (token, nonce) pair is seen within `ttlSeconds`. */
-  useNonce (tokenHash: string, grantId: string, nonce: string, ttlSeconds: number): Promise<boolean>
+  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean>
 
   /** The server secret shared by every instance using this store: read, or created once. */
   serverSecret (proposed: string): Promise<string>

@@ -5,7 +5,6 @@ import type { AccessTokenRecord, Store } from './store.js'
 /** An access token that was live when read, with its mac_key opened. */
 export interface ActiveToken {
   hash: string
-  grantId: string
   macKey: string
   record: AccessTokenRecord
 }
@@ -99,7 +98,7 @@ export class TokenCache {
   async #read (token: string, hash: string, grantId: string): Promise<Entry> {
     const record = await this.#store.getAccessToken(hash, grantId)
     if (record === undefined || record.expiresAt <= Date.now()) return { hash }
-    return { hash, grantId, record, macKey: openMacKey(token, record.macKeySealed) }
+    return { hash, record, macKey: openMacKey(token, record.macKeySealed) }
   }
 
 }
