@@ -2,14 +2,19 @@ import type { Store } from '../../plugin/store/store.js'
 import { openStore } from '../stores.js'
 import { UsageError } from './usage.js'
 
+/** The store the environment names; an unreachable Redis is the operator's to fix: one line, exit 2. */
+export async function openCommandStore (): Promise<Store> {
+  return await openStore().catch((error: unknown) => {
+    throw new UsageError(`cannot reach Redis at REDIS_URL (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message})`)
+  })
+}
+
 /** Runs an admin command against the shared store; the embedded one lives only inside `start`. */
 export async function withAdminStore (action: (store: Store) => Promise<void>): Promise<void> {
   if (process.env.REDIS_URL === undefined || process.env.REDIS_URL === '') {
     throw new UsageError('this command needs REDIS_URL: the embedded store lives only inside `macgate start`, which prints a demo client and user')
   }
-  const store = await openStore().catch((error: unknown) => {
-    throw new UsageError(`cannot reach Redis at REDIS_URL (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message})`)
-  })
+  const store = await openCommandStore()
   try {
     await action(store)
   } finally {

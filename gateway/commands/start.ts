@@ -6,7 +6,7 @@ import type { Store } from '../../plugin/store/store.js'
 import { loadConfig } from '../config.js'
 import type { DemoClient } from '../demo/routes.js'
 import { buildGateway } from '../server.js'
-import { openStore } from '../stores.js'
+import { openCommandStore } from './admin-store.js'
 import { UsageError } from './usage.js'
 
 function portOf (value: string | undefined): number {
@@ -37,9 +37,7 @@ export async function startCommand (args: string[]): Promise<void> {
   const config = await loadConfig(values.config).catch((error: unknown) => {
     throw new UsageError((error as Error).message)
   })
-  const store = await openStore().catch((error: unknown) => {
-    throw new UsageError(`cannot reach Redis at REDIS_URL (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message})`)
-  })
+  const store = await openCommandStore()
   // The demo's callback must be a loopback http URI (contract section 1).
   const loopback = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
   const seeded = store.kind === 'memory' && port !== 0 && ['127.0.0.1', 'localhost', '::1'].includes(loopback)
