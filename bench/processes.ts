@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { cpus } from 'node:os'
+import { isGatewayReady, isTargetMessage, type GatewayKind, type GatewayReady, type Ready, type RunnerMessage, type ServerKind, type ServerReady, type TargetKind, type TargetMessage } from './messages.js'
 import { childNodeArgs, sibling } from './paths.js'
 
 // The gateway (or proxy) under test gets core 0; the load generator, the upstream and Redis core 1.
@@ -16,40 +17,102 @@ export function pinSelf (): void {
   if (pinning) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' })
 }
 
-export interface Target {
+export interface Target<R extends ServerReady = Ready> {
+  kind: TargetKind
   child: ChildProcess
-  ready: Record<string, unknown> & { port: number }
+  ready: R
   /** The process's CPU time so far, user plus system, in microseconds. */
   cpu (): Promise<number>
-  request<T> (message: object, answer: string): Promise<T>
   stop (signal?: NodeJS.Signals): Promise<void>
+}
+
+export interface Gateway extends Target<GatewayReady> {
+  /** `count` fresh authorization codes of the seeded client, bound to its redirect URI. */
+  codes (count: number): Promise<string[]>
 }
 
 const TARGET = sibling('target')
 
-export async function startTarget (kind: string, core: number, args: string[] = [], nodeArgs: string[] = []): Promise<Target> {
+/**
+ * The target's next message. Rejects on an `error` message, and when the target exits first: a
+ * target that dies while loading (say, a broken import) would otherwise leave the runner waiting.
+ */
+async function nextMessage (child: ChildProcess, kind: TargetKind): Promise<TargetMessage> {
+  return await new Promise((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      reject(new Error(`${kind} has exited`))
+      return
+    }
+    const onMessage = (message: unknown): void => {
+      done()
+      if (!isTargetMessage(message)) reject(new Error(`${kind} sent ${JSON.stringify(message)}`))
+      else if (message.type === 'error') reject(new Error(`${kind}: ${message.message}`))
+      else resolve(message)
+    }
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      done()
+      reject(new Error(`${kind} exited (${signal ?? code ?? 'unknown'}) without answering`))
+    }
+    const done = (): void => {
+      child.off('message', onMessage)
+      child.off('exit', onExit)
+    }
+    child.on('message', onMessage)
+    child.on('exit', onExit)
+  })
+}
+
+/** Sends one message and resolves to the first answer `pick` accepts. */
+async function ask<T> (child: ChildProcess, kind: TargetKind, message: RunnerMessage, pick: (answer: TargetMessage) => T | undefined): Promise<T> {
+  child.send(message)
+  for (;;) {
+    const picked = pick(await nextMessage(child, kind))
+    if (picked !== undefined) return picked
+  }
+}
+
+async function launch (kind: TargetKind, core: number, args: string[], nodeArgs: string[]): Promise<Target> {
   const [command, argv] = pinned(core, process.execPath, [...nodeArgs, ...childNodeArgs, TARGET, kind, ...args])
   const child = spawn(command, argv, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const request = async <T>(message: object, answer: string): Promise<T> => {
-    child.send(message)
-    for (;;) {
-      const [reply] = await once(child, 'message') as [{ type: string, message?: string }]
-      if (reply.type === 'error') throw new Error(`${kind}: ${reply.message ?? 'failed'}`)
-      if (reply.type === answer) return reply as T
-    }
+  const stop = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill(signal)
+    await once(child, 'exit')
   }
-  const [ready] = await once(child, 'message') as [Target['ready'] & { type?: string, message?: string }]
-  if (ready.type === 'error') throw new Error(`${kind} did not start: ${ready.message ?? ''}`)
+  const first = await nextMessage(child, kind).catch(async (error: Error) => {
+    await stop()
+    throw new Error(`${kind} did not start: ${error.message}`)
+  })
+  if (first.type !== 'ready') {
+    await stop()
+    throw new Error(`${kind} did not start: it sent ${first.type} first`)
+  }
   return {
+    kind,
     child,
+    ready: first,
+    cpu: async () => await ask(child, kind, { type: 'cpu' }, (answer) => answer.type === 'cpu' ? answer.micros : undefined),
+    stop
+  }
+}
+
+/** The upstream or the plain proxy, in a process of its own pinned to `core`. */
+export async function startServer (kind: ServerKind, core: number, args: string[] = [], nodeArgs: string[] = []): Promise<Target> {
+  return await launch(kind, core, args, nodeArgs)
+}
+
+/** A gateway in a process of its own pinned to `core`, seeded with a client and a token. */
+export async function startGateway (kind: GatewayKind, core: number, args: string[] = [], nodeArgs: string[] = []): Promise<Gateway> {
+  const target = await launch(kind, core, args, nodeArgs)
+  const { ready, child } = target
+  if (!isGatewayReady(ready)) {
+    await target.stop()
+    throw new Error(`${kind} started without its client and token`)
+  }
+  return {
+    ...target,
     ready,
-    cpu: async () => (await request<{ micros: number }>({ type: 'cpu' }, 'cpu')).micros,
-    request,
-    stop: async (signal: NodeJS.Signals = 'SIGKILL') => {
-      if (child.exitCode !== null) return
-      child.kill(signal)
-      await once(child, 'exit')
-    }
+    codes: async (count) => await ask(child, kind, { type: 'codes', count }, (answer) => answer.type === 'codes' ? answer.codes : undefined)
   }
 }
 

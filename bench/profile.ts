@@ -3,11 +3,16 @@
 // DevTools) and prints the functions with the most self time.
 import { readdir, readFile, rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { runLoad, signed, type Credentials } from './load.js'
+import { runLoad, signed } from './load.js'
+import { isGatewayKind, isGatewayReady } from './messages.js'
 import { resultsDirectory } from './paths.js'
-import { pinSelf, startRedis, startTarget } from './processes.js'
+import { pinSelf, startGateway, startRedis, startServer } from './processes.js'
 
 const [kind = 'gateway-memory', seconds = '10'] = process.argv.slice(2)
+if (kind !== 'proxy' && !isGatewayKind(kind)) {
+  process.stderr.write('usage: npm run bench:profile -- [gateway-memory|gateway-redis|gateway-cold|proxy] [seconds]\n')
+  process.exit(2)
+}
 const directory = fileURLToPath(resultsDirectory)
 
 interface ProfileNode { id: number, callFrame: { functionName: string, url: string, lineNumber: number } }
@@ -43,11 +48,13 @@ function byOwner (profile: Profile): string {
 
 pinSelf()
 const redis = kind === 'gateway-memory' || kind === 'proxy' ? undefined : await startRedis()
-const upstream = await startTarget('upstream', 1)
-const target = await startTarget(kind, 0, [`http://127.0.0.1:${upstream.ready.port}`, redis?.url ?? ''], ['--cpu-prof', `--cpu-prof-dir=${directory}`])
+const upstream = await startServer('upstream', 1)
+const args = [`http://127.0.0.1:${upstream.ready.port}`, redis?.url ?? '']
+const profiling = ['--cpu-prof', `--cpu-prof-dir=${directory}`]
+const target = kind === 'proxy' ? await startServer(kind, 0, args, profiling) : await startGateway(kind, 0, args, profiling)
 const base = `http://127.0.0.1:${target.ready.port}`
-const setupRequest = kind === 'proxy' ? undefined : signed(base, '/api/profile', target.ready as unknown as Credentials)
-const result = await runLoad({ url: `${base}/api/profile`, seconds: Number(seconds), connections: 50, ...(setupRequest !== undefined && { setupRequest }) })
+const setupRequest = isGatewayReady(target.ready) ? signed(base, '/api/profile', target.ready) : undefined
+const result = await runLoad({ url: `${base}/api/profile`, seconds: Number(seconds), connections: 50, setupRequest })
 await target.stop('SIGTERM')
 await upstream.stop()
 redis?.stop()

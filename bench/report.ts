@@ -17,7 +17,11 @@ export interface ScenarioResult {
   rounds: number
 }
 
-export interface Target {
+/** The scenario every ratio is relative to: the plain proxy. */
+export const BASELINE_ID = '2'
+
+/** A goal as reported: its name, its bound as text, the measured value and whether it holds. */
+export interface TargetResult {
   name: string
   value: number
   goal: string
@@ -33,7 +37,7 @@ export interface Report {
   secondsPerRun: number
   connections: number
   scenarios: ScenarioResult[]
-  targets: Target[]
+  targets: TargetResult[]
 }
 
 const fixed = (value: number, digits: number): string => value.toFixed(digits)
@@ -57,11 +61,11 @@ function escapeXml (text: string): string {
   return text.replace(/[<>&"]/g, (character) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[character]!)
 }
 
-// The goals of issue #4, drawn on their scenarios' bars.
-const GOALS: Record<string, number> = { 3: 0.93, 4: 0.85, 5: 0.75 }
-
-/** A horizontal bar chart of each scenario's throughput relative to the plain proxy. */
-export function chart (report: Report): string {
+/**
+ * A horizontal bar chart of each scenario's throughput relative to the plain proxy, with the
+ * ratio goals (by scenario id) marked on their bars.
+ */
+export function chart (report: Report, goals: ReadonlyMap<string, number>): string {
   const bars = report.scenarios.filter((s) => s.ratio !== undefined)
   const width = 760
   const left = 300
@@ -73,10 +77,10 @@ export function chart (report: Report): string {
   const rows = bars.map((s, index) => {
     const y = top + index * rowHeight
     const barWidth = Math.max(1, s.ratio! * scale)
-    const goal = GOALS[s.id]
+    const goal = goals.get(s.id)
     const goalMark = goal === undefined ? '' : `<line x1="${left + goal * scale}" y1="${y - 3}" x2="${left + goal * scale}" y2="${y + 23}" stroke="#000" stroke-width="2"/>`
     return `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escapeXml(`${s.id} ${s.name}`)}</text>
-<rect x="${left}" y="${y}" width="${barWidth.toFixed(1)}" height="20" fill="${s.id === '2' ? '#888' : '#3b6ede'}"/>${goalMark}
+<rect x="${left}" y="${y}" width="${barWidth.toFixed(1)}" height="20" fill="${s.id === BASELINE_ID ? '#888' : '#3b6ede'}"/>${goalMark}
 <text x="${left + Math.max(barWidth, (goal ?? 0) * scale) + 6}" y="${y + 15}">${s.ratio!.toFixed(3)}</text>`
   }).join('\n')
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="13">
@@ -91,13 +95,13 @@ ${rows}
 `
 }
 
-/** bench/results/<date>.json and .svg, and latest.* beside them. */
-export async function writeReport (report: Report, directory: URL): Promise<string> {
+/** bench/results/<date>.json and .svg, and latest.* beside them; `goals` as for the chart. */
+export async function writeReport (report: Report, directory: URL, goals: ReadonlyMap<string, number>): Promise<string> {
   await mkdir(directory, { recursive: true })
   const stamp = report.date.replace(/[:.]/g, '-')
   const base = report.quick ? `quick-${stamp}` : stamp
   const json = `${JSON.stringify(report, null, 2)}\n`
-  const svg = chart(report)
+  const svg = chart(report, goals)
   await writeFile(new URL(`${base}.json`, directory), json)
   await writeFile(new URL(`${base}.svg`, directory), svg)
   if (!report.quick) {

@@ -1,24 +1,26 @@
 // One server under test, in a process of its own so that it can be pinned to a core and its CPU
-// time read apart from the load generator's. Started by bench/run.ts with the kind to serve:
-//   upstream | proxy | gateway-memory | gateway-redis | gateway-cold
-// It prints one JSON line (`ready`) and answers IPC requests: `cpu`, `codes`.
+// time read apart from the load generator's. Started by bench/processes.ts with the kind to serve
+// (a TargetKind of bench/messages.ts), the upstream URL and, for the gateways on Redis, Redis's.
+// It sends `ready` once it listens, then answers the runner's messages: `cpu`, and of a gateway `codes`.
 import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildGateway } from '../gateway/server.js'
-import { registerClient } from '../plugin/admin.js'
-import { issueAccessToken } from '../plugin/oauth/token-set.js'
-import { hashSecret, mintCode, newGrantId } from '../plugin/oauth/tokens.js'
-import { ScopeRegistry } from '../plugin/oauth/scope.js'
-import { MemoryStore } from '../plugin/store/memory.js'
-import { RedisStore } from '../plugin/store/redis.js'
-import type { Store } from '../plugin/store/store.js'
+import { buildGateway, UPSTREAM_POOL } from '../gateway/server.js'
+import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.js'
+import { isGatewayKind, isRunnerMessage, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.js'
 
 const [kind = 'upstream', upstream = '', redisUrl = ''] = process.argv.slice(2)
-export const REDIRECT_URI = 'https://bench.example/callback'
-const PROXY_POOL = { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
+const REDIRECT_URI = 'https://bench.example/callback'
+const USER_ID = 'bench-user'
 
-function send (message: object): void {
+/** A listening target: what it tells the runner, and (a gateway) how it makes codes. */
+interface Served {
+  ready: Ready
+  codes?: (count: number) => Promise<string[]>
+}
+
+function send (message: TargetMessage): void {
   process.send?.(message)
 }
 
@@ -30,13 +32,18 @@ async function startUpstream (): Promise<number> {
   })
   server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return (server.address() as { port: number }).port
+  return (server.address() as AddressInfo).port
 }
 
-/** The baseline: a plain @fastify/http-proxy configured like the gateway's. */
+async function listen (app: FastifyInstance): Promise<number> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return (app.server.address() as AddressInfo).port
+}
+
+/** The baseline: a plain @fastify/http-proxy with the gateway's own upstream pool. */
 async function buildPlainProxy (): Promise<FastifyInstance> {
   const app = Fastify({ logger: false })
-  await app.register(fastifyHttpProxy, { upstream, undici: PROXY_POOL })
+  await app.register(fastifyHttpProxy, { upstream, undici: UPSTREAM_POOL })
   return app
 }
 
@@ -47,50 +54,58 @@ async function buildTarget (store: Store, lruMax: number): Promise<FastifyInstan
   })
 }
 
-async function main (): Promise<void> {
-  if (kind === 'upstream') {
-    send({ ready: true, port: await startUpstream() })
-  } else if (kind === 'proxy') {
-    const app = await buildPlainProxy()
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    send({ ready: true, port: (app.server.address() as { port: number }).port })
-  } else {
-    const store = kind === 'gateway-memory' ? new MemoryStore() : await new RedisStore(redisUrl, { prefix: `bench:${kind}:` }).connect()
-    const app = await buildTarget(store, kind === 'gateway-cold' ? 0 : 100_000)
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    const config = app.macgate
-    const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), { name: 'bench', redirectUris: [REDIRECT_URI], scope: '1 3' })
-    const grantee = { grantId: newGrantId(), clientId: client.id, userId: 'bench-user', scope: ['1', '3'] }
-    const issued = issueAccessToken(config, grantee, config.accessTokenTtl)
-    await store.saveTokens({ grantId: grantee.grantId, access: issued.stored }, config.accessTokenTtl, config.accessTokenTtl)
-
-    process.on('message', (message: { type: string, count?: number }) => {
-      if (message.type !== 'codes') return
-      // Codes for the token endpoint scenario, saved as the authorize endpoint saves them.
-      const codes: string[] = []
-      const saves: Array<Promise<void>> = []
-      for (let i = 0; i < (message.count ?? 0); i++) {
-        const grantId = newGrantId()
-        const code = mintCode(config.secret, grantId)
-        codes.push(code)
-        saves.push(store.saveCode(hashSecret(code), grantId, { grantId, clientId: client.id, userId: 'bench-user', redirectUri: REDIRECT_URI, scope: ['1'] }, 600))
-      }
-      Promise.all(saves).then(() => send({ type: 'codes', codes }), (error: Error) => send({ type: 'error', message: error.message }))
-    })
-    send({ ready: true, port: (app.server.address() as { port: number }).port, secret: config.secret, clientId: client.id, clientSecret, redirectUri: REDIRECT_URI, accessToken: issued.accessToken, macKey: issued.macKey })
+/** A gateway seeded through the plugin's package entry, as an operator would seed one. */
+async function serveGateway (gateway: GatewayKind): Promise<Served> {
+  const store = gateway === 'gateway-memory' ? new MemoryStore() : await new RedisStore(redisUrl, { prefix: `bench:${gateway}:` }).connect()
+  const app = await buildTarget(store, gateway === 'gateway-cold' ? 0 : 100_000)
+  const port = await listen(app)
+  const config = app.macgate
+  const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), { name: 'bench', redirectUris: [REDIRECT_URI], scope: '1 3' })
+  const { accessToken, macKey } = await grantAccessToken(config, { clientId: client.id, userId: USER_ID, scope: ['1', '3'] })
+  const code = async (): Promise<string> => await grantCode(config, { clientId: client.id, userId: USER_ID, scope: ['1'], redirectUri: REDIRECT_URI })
+  return {
+    ready: { type: 'ready', port, clientId: client.id, clientSecret, redirectUri: REDIRECT_URI, accessToken, macKey },
+    // Saved as the authorize endpoint saves them, all at once.
+    codes: async (count) => await Promise.all(Array.from({ length: count }, code))
   }
-  process.on('message', (message: { type: string }) => {
-    if (message.type === 'cpu') {
+}
+
+async function serve (): Promise<Served> {
+  if (kind === 'upstream') return { ready: { type: 'ready', port: await startUpstream() } }
+  if (kind === 'proxy') return { ready: { type: 'ready', port: await listen(await buildPlainProxy()) } }
+  if (isGatewayKind(kind)) return await serveGateway(kind)
+  throw new Error(`unknown target kind ${kind}`)
+}
+
+async function answer (message: RunnerMessage, served: Served): Promise<TargetMessage> {
+  switch (message.type) {
+    case 'cpu': {
       const usage = process.cpuUsage()
-      send({ type: 'cpu', micros: usage.user + usage.system })
+      return { type: 'cpu', micros: usage.user + usage.system }
     }
+    case 'codes':
+      if (served.codes === undefined) return { type: 'error', message: `${kind} makes no codes` }
+      return { type: 'codes', codes: await served.codes(message.count) }
+  }
+}
+
+async function main (): Promise<void> {
+  const served = await serve()
+  process.on('message', (message) => {
+    if (!isRunnerMessage(message)) return
+    answer(message, served).then(send, (error: Error) => { send({ type: 'error', message: error.message }) })
   })
+  send(served.ready)
 }
 
 // A clean exit on SIGTERM, so that `node --cpu-prof` writes its profile.
 process.on('SIGTERM', () => process.exit(0))
 
-main().catch((error: Error) => {
-  send({ type: 'error', message: error.message })
-  process.exit(1)
-})
+/** Says why, then exits once the message is out: exiting at once could drop it. */
+function fail (error: Error): void {
+  const message: TargetMessage = { type: 'error', message: error.message }
+  if (process.send === undefined) process.exit(1)
+  process.send(message, undefined, {}, () => process.exit(1))
+}
+
+main().catch(fail)

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { RegistrationError } from '../plugin/admin.js'
+import { RegistrationError } from '../plugin/index.js'
 import { clientsCommand } from './commands/clients.js'
 import { startCommand } from './commands/start.js'
 import { usersCommand } from './commands/users.js'

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { Ajv } from 'ajv'
-import type { ScopeDefinition } from '../plugin/oauth/scope.js'
+import { compileValidator, SchemaError, settingsSchema, type MacgateSettings } from '../plugin/index.js'
 
 export interface RouteRule {
   /** An exact path, or a prefix ending in `/*`. */
@@ -10,21 +9,18 @@ export interface RouteRule {
   match: 'all' | 'any'
 }
 
-export interface GatewayConfig {
+type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }
+
+/**
+ * The gateway's config file: where to proxy and which routes, beside the plugin's own settings
+ * under their own names (passed to the plugin unchanged, validated by the plugin's schema).
+ */
+export type GatewayConfig = {
   /** Where verified requests go; without it, the sample open API runs in process. */
   upstream?: string
   routes: RouteRule[]
-  nonceSkewMinutes: number
-  tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
-  strictRedirectUri: boolean
-  tokenErrorStatus?: 200
-  codeTtl: number
-  accessTokenTtl: number
-  refreshTokenTtl: number
-  signInRateLimit: number
-  secureCookies: boolean
-  /** The permission registry; default the public Xiaomi list. */
-  scopes?: ScopeDefinition[]
+} & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
+  tokenCache: Resolved<NonNullable<MacgateSettings['tokenCache']>>
 }
 
 /** Routes of the sample open API (contract section 8). */
@@ -34,10 +30,8 @@ export const sampleRoutes: RouteRule[] = [
   { path: '/user/phoneAndEmail', methods: ['GET'], scopes: ['4', '6'], match: 'any' }
 ]
 
-const seconds = { type: 'integer', minimum: 1 }
 const schema = {
-  type: 'object',
-  additionalProperties: false,
+  ...settingsSchema,
   properties: {
     upstream: { type: 'string', pattern: '^https?://' },
     routes: {
@@ -54,38 +48,11 @@ const schema = {
         }
       }
     },
-    nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: 5 },
-    tokenCache: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        max: { type: 'integer', minimum: 0, default: 100_000 },
-        maxAgeMs: { type: 'integer', minimum: 1, default: 300_000 },
-        negativeTtlMs: { type: 'integer', minimum: 1, default: 10_000 }
-      }
-    },
-    strictRedirectUri: { type: 'boolean', default: false },
-    tokenErrorStatus: { const: 200 },
-    codeTtl: { ...seconds, maximum: 600, default: 300 },
-    accessTokenTtl: { ...seconds, default: 7_776_000 },
-    refreshTokenTtl: { ...seconds, default: 315_360_000 },
-    signInRateLimit: { type: 'integer', minimum: 1, default: 10 },
-    secureCookies: { type: 'boolean', default: false },
-    scopes: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'description'],
-        properties: { id: { type: 'string', pattern: '^[0-9]+$' }, description: { type: 'string', minLength: 1 } }
-      }
-    }
+    ...settingsSchema.properties
   }
 }
 
-const validate = new Ajv({ useDefaults: true, allErrors: true }).compile<GatewayConfig>(schema)
+const validate = compileValidator<GatewayConfig>(schema, 'config')
 
 function isHttpUrl (value: string): boolean {
   if (!URL.canParse(value)) return false
@@ -102,22 +69,21 @@ export class ConfigError extends Error {
 
 /** Validates a config object, filling in defaults; the error names each bad field. */
 export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): GatewayConfig {
-  const config = structuredClone(input ?? {}) as Record<string, unknown>
-  if (env.MACGATE_UPSTREAM !== undefined && env.MACGATE_UPSTREAM !== '') config.upstream = env.MACGATE_UPSTREAM
-  if (!validate(config)) {
-    const problems = (validate.errors ?? []).map((error) => {
-      const field = `config${error.instancePath.replaceAll('/', '.').replace(/\.(\d+)/g, '[$1]')}`
-      const extra = error.keyword === 'additionalProperties' ? ` (${String(error.params.additionalProperty)})` : ''
-      return `${field} ${error.message ?? 'is invalid'}${extra}`
-    })
-    throw new ConfigError(`invalid config: ${problems.join('; ')}`)
+  const given = (input ?? {}) as Record<string, unknown>
+  const withEnv = env.MACGATE_UPSTREAM !== undefined && env.MACGATE_UPSTREAM !== '' ? { ...given, upstream: env.MACGATE_UPSTREAM } : given
+  let config: GatewayConfig
+  try {
+    config = validate(withEnv)
+  } catch (error) {
+    if (error instanceof SchemaError) throw new ConfigError(`invalid config: ${error.message}`)
+    throw error
   }
   if (typeof config.upstream === 'string' && !isHttpUrl(config.upstream)) {
     throw new ConfigError('invalid config: config.upstream must be an absolute http or https URL')
   }
   const routes = (config.routes as RouteRule[] | undefined) ?? (config.upstream === undefined ? sampleRoutes : [])
   if (routes.length === 0) throw new ConfigError('invalid config: config.routes must list at least one route (required with config.upstream)')
-  return { ...config, routes } as GatewayConfig
+  return { ...config, routes }
 }
 
 export async function loadConfig (file: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {

@@ -1,13 +1,15 @@
 import fastifyHttpProxy from '@fastify/http-proxy'
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
-import { sendOpenApiError } from '../plugin/mac/hook.js'
-import { errors } from '../plugin/errors.js'
+import { errors, sendOpenApiError, type MacAuthHook } from '../plugin/index.js'
 import type { RouteRule } from './config.js'
+
+/** Keep-alive connections to the upstream, shared by every route (the bench's baseline uses the same). */
+export const UPSTREAM_POOL = { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
 
 interface Route {
   rule: RouteRule
-  check: onRequestHookHandler
+  check: MacAuthHook
 }
 
 /** Which configured route a path falls under: an exact path, else the longest `/*` prefix. */
@@ -15,7 +17,7 @@ class RouteTable {
   readonly #exact = new Map<string, Route>()
   readonly #prefixes: Array<[string, Route]> = []
 
-  constructor (rules: RouteRule[], checkFor: (rule: RouteRule) => onRequestHookHandler) {
+  constructor (rules: RouteRule[], checkFor: (rule: RouteRule) => MacAuthHook) {
     for (const rule of rules) {
       const route = { rule, check: checkFor(rule) }
       if (rule.path.endsWith('/*')) this.#prefixes.push([rule.path.slice(0, -1), route])
@@ -63,23 +65,22 @@ function withoutToken (search: string | undefined, requestUrl: string): string {
 export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[]): Promise<void> {
   const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
   await app.register(async function proxy (context) {
-    context.addHook('onRequest', async function routeCheck (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    context.addHook('onRequest', async function routeCheck (request: FastifyRequest, reply: FastifyReply) {
       const end = request.url.indexOf('?')
       const route = table.match(end === -1 ? request.url : request.url.slice(0, end))
-      if (route === undefined) return await reply.code(404).send({ result: 'error', description: 'no such API', code: 404 })
+      if (route === undefined) return await sendOpenApiError(reply, errors.noSuchApi())
       if (!route.rule.methods.includes(request.method)) {
         reply.header('allow', route.rule.methods.join(', '))
-        return await sendOpenApiError(reply, errors.invalidRequest(`use ${route.rule.methods.join(' or ')}`, 405))
+        return await sendOpenApiError(reply, errors.methodNotAllowed(`use ${route.rule.methods.join(' or ')}`))
       }
-      return await (route.check as (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>).call(this, request, reply)
+      return await route.check(request, reply)
     })
     await context.register(fastifyHttpProxy, {
       upstream,
       // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
       replyOptions: { rewriteRequestHeaders, queryString: withoutToken },
-      // Keep-alive connections to the upstream, shared by every route.
-      undici: { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
+      undici: UPSTREAM_POOL
     })
   })
 }

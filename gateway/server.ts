@@ -1,10 +1,13 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import macgate from '../plugin/index.js'
-import type { Store } from '../plugin/store/store.js'
+import macgate, { type Store } from '../plugin/index.js'
 import { parseConfig, type GatewayConfig } from './config.js'
 import { registerDemo, type DemoClient } from './demo/routes.js'
 import { registerProxy } from './proxy.js'
 import { buildSampleApi } from './sample-api.js'
+
+export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.js'
+export { UPSTREAM_POOL } from './proxy.js'
+export type { DemoClient } from './demo/routes.js'
 
 /** Request logs keep the path and drop the query: codes, secrets and tokens travel there. */
 export const logSerializers = {
@@ -46,22 +49,11 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50).unref()
     app.server.once('close', () => clearInterval(sweep))
   })
-  await app.register(macgate, {
-    store,
-    ...(secret !== undefined && { secret }),
-    strictRedirectUri: config.strictRedirectUri,
-    ...(config.tokenErrorStatus !== undefined && { tokenErrorStatus: config.tokenErrorStatus }),
-    codeTtl: config.codeTtl,
-    accessTokenTtl: config.accessTokenTtl,
-    refreshTokenTtl: config.refreshTokenTtl,
-    signInRateLimit: config.signInRateLimit,
-    secureCookies: config.secureCookies,
-    ...(config.scopes !== undefined && { scopes: config.scopes }),
-    mac: { nonceSkewMinutes: config.nonceSkewMinutes, cache: config.tokenCache }
-  })
+  // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
+  const { upstream, routes, ...settings } = config
+  await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
   app.get('/healthz', async () => ({ status: 'ok' }))
-  const upstream = config.upstream ?? await startSampleUpstream(app)
-  await registerProxy(app, upstream, config.routes)
+  await registerProxy(app, upstream ?? await startSampleUpstream(app), routes)
   await registerDemo(app, demo)
   return app
 }

@@ -1,6 +1,4 @@
-import { MemoryStore } from '../plugin/store/memory.js'
-import { RedisStore } from '../plugin/store/redis.js'
-import type { Store } from '../plugin/store/store.js'
+import { MemoryStore, RedisStore, type Store } from '../plugin/index.js'
 
 /** The store the environment names: Redis at REDIS_URL, or the embedded one without it. */
 export async function openStore (env: NodeJS.ProcessEnv = process.env): Promise<Store> {

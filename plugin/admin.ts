@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { hashPassword } from './account/password.js'
-import { registrationProblem } from './oauth/redirect.js'
-import { parseScope, type ScopeRegistry } from './oauth/scope.js'
-import { hashSecret, newClientId, randomBase64Url } from './oauth/tokens.js'
+import { registrationProblem } from './oauth/redirect-uri.js'
+import { parseScope, type ScopeRegistry } from './core/scope.js'
+import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
 import type { ClientRecord, Store } from './store/store.js'
+import type { MacgateConfig } from './config/options.js'
+import { issueCode, issueImplicitToken, type Authorization, type CodeAuthorization } from './oauth/authorize-response.js'
 
 /** A registration the operator asked for that cannot be made; the message says which field. */
 export class RegistrationError extends Error {
@@ -69,4 +71,18 @@ export async function createUser (store: Store, username: string, password: stri
   const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password), createdAt: Date.now() })
   if (!created) throw new RegistrationError(`username ${username} is taken`)
   return { userId }
+}
+
+/**
+ * A code as the authorize endpoint issues it once the user has allowed, without the pages: for
+ * seeding a deployment, the benchmark and tests. The code is bound to `redirectUri`.
+ */
+export async function grantCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
+  return await issueCode(config, authorization)
+}
+
+/** An access token and mac_key as the implicit grant issues them (no refresh token). */
+export async function grantAccessToken (config: MacgateConfig, authorization: Authorization, ttlSeconds = config.accessTokenTtl): Promise<{ accessToken: string, macKey: string, openId: string }> {
+  const { accessToken, macKey, openId } = await issueImplicitToken(config, authorization, ttlSeconds)
+  return { accessToken, macKey, openId }
 }

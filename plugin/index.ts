@@ -1,27 +1,34 @@
+// The plugin's only door: what `macgate` exports is what the gateway, the bench and users' apps
+// may use; nothing imports a file inside plugin/ from outside it.
 import fastifyRateLimit from '@fastify/rate-limit'
-import type { FastifyError, FastifyInstance, onRequestHookHandler } from 'fastify'
+import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { errorPage } from './account/pages.js'
 import { registerSessions } from './account/session.js'
 import { signInRoutes } from './account/signin.js'
-import { toOAuthError } from './errors.js'
-import { resolveOptions, type MacgateConfig, type MacgateOptions } from './options.js'
-import { authorizeRoutes } from './oauth/authorize.js'
-import { parseForm } from './oauth/params.js'
-import { tokenRoutes } from './oauth/token.js'
-import { RedisStore } from './store/redis.js'
-import { macAuthHook, type MacAuthOptions } from './mac/hook.js'
+import { resolveOptions, type MacgateConfig, type MacgateOptions } from './config/options.js'
+import { errors, toOAuthError } from './core/errors.js'
+import { parseForm } from './core/params.js'
+import { securityHeaders, sendErrorPage } from './core/replies.js'
+import { macAuthHook, type MacAuthHook, type MacAuthOptions } from './mac/hook.js'
 import { MacVerifier, type MacIdentity } from './mac/verify.js'
+import { authorizeRoutes } from './oauth/authorize-endpoint.js'
+import { tokenRoutes } from './oauth/token-endpoint.js'
+import { rateLimitBackend } from './store/rate-limit.js'
 
-export type { MacgateOptions, MacgateConfig } from './options.js'
-export { errors, OAuthError, isOAuthError } from './errors.js'
+export type { MacgateOptions, MacgateConfig, MacgateSettings } from './config/options.js'
+export { settingsSchema } from './config/options.js'
+export { defaults, MAX_CODE_TTL, TEN_YEARS } from './core/defaults.js'
+export { errors, OAuthError, isOAuthError, toOAuthError, type OAuthErrorFactory } from './core/errors.js'
+export { escapeHtml, layout } from './core/html.js'
+export { SECURITY_HEADERS, securityHeaders, sendOpenApiError, sendPage } from './core/replies.js'
+export { compileValidator, SchemaError } from './core/schema.js'
+export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope.js'
 export { MemoryStore } from './store/memory.js'
-export { RedisStore } from './store/redis.js'
-export type { Store } from './store/store.js'
-export type { MacIdentity, VerifierOptions } from './mac/verify.js'
-export type { MacAuthOptions } from './mac/hook.js'
-export { registerClient, createUser, RegistrationError } from './admin.js'
-export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './oauth/scope.js'
+export { RedisStore, type RedisStoreOptions } from './store/redis.js'
+export type { ClientRecord, Store, UserRecord } from './store/store.js'
+export type { MacIdentity } from './mac/verify.js'
+export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
+export { createUser, grantAccessToken, grantCode, registerClient, RegistrationError, type NewClient } from './admin.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,19 +36,12 @@ declare module 'fastify' {
     /** The MAC verifier and its token cache, shared by every `macAuth` hook. */
     macVerifier: MacVerifier
     /** An `onRequest` hook admitting only MAC-signed requests with the given scopes. */
-    macAuth (options?: MacAuthOptions): onRequestHookHandler
+    macAuth (options?: MacAuthOptions): MacAuthHook
   }
   interface FastifyRequest {
     /** Set by a `macAuth` hook once the request is verified. */
     macIdentity: MacIdentity | null
   }
-}
-
-const SECURITY_HEADERS = {
-  'cache-control': 'no-store',
-  'x-frame-options': 'DENY',
-  'content-security-policy': "frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer'
 }
 
 /**
@@ -62,14 +62,11 @@ function strictFormParser (fastify: FastifyInstance): void {
 /** The account host's pages: authorize, sign-in, consent. Every answer framed out and uncached. */
 async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<void> {
   await registerSessions(fastify, config)
-  fastify.addHook('onSend', async (_request, reply) => {
-    reply.headers(SECURITY_HEADERS)
-  })
-  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+  fastify.addHook('onSend', securityHeaders)
+  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
-    if (failure.statusCode >= 500) request.log.error({ err: error }, 'authorization page failed')
-    const text = failure.statusCode === 429 ? 'Too many attempts; wait a minute and try again.' : failure.message
-    return reply.code(failure.statusCode).type('text/html; charset=utf-8').send(errorPage(failure.errno, text))
+    if (errors.internal.is(failure)) request.log.error({ err: error }, 'authorization page failed')
+    return await sendErrorPage(reply, failure)
   })
   authorizeRoutes(fastify, config)
   signInRoutes(fastify, config)
@@ -78,20 +75,17 @@ async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<
 async function macgate (fastify: FastifyInstance, options: MacgateOptions): Promise<void> {
   const config = await resolveOptions(options)
   fastify.decorate('macgate', config)
-  const verifier = new MacVerifier(config.store, config.secret, options.mac)
+  const verifier = new MacVerifier(config.store, config.secret, config)
   await verifier.cache.ready
   fastify.decorate('macVerifier', verifier)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, authOptions))
   fastify.decorateRequest('macIdentity', null)
   await fastify.register(async function oauthEndpoints (endpoints) {
     strictFormParser(endpoints)
-    const store = config.store
-    await endpoints.register(fastifyRateLimit, {
-      global: false,
-      ...(store instanceof RedisStore && { redis: store.redis, nameSpace: `${store.prefix}ratelimit:` })
-    })
-    await endpoints.register(async (context) => pages(context, config))
-    await endpoints.register(async (context) => tokenRoutes(context, config))
+    // Counted in the store itself: every instance together, and an outage is the store's 503.
+    await endpoints.register(fastifyRateLimit, { global: false, store: rateLimitBackend(config.store) })
+    await endpoints.register(async (context) => await pages(context, config))
+    await endpoints.register(async (context) => { tokenRoutes(context, config) })
   })
 }
 

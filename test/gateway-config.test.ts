@@ -26,6 +26,9 @@ const DEFAULTS = {
   secureCookies: false
 }
 
+// Every field a config file may have, as a refusal of an unknown one lists them.
+const KNOWN = '(known: upstream, routes, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, secureCookies, nonceSkewMinutes, tokenCache)'
+
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {
     parseConfig(input, env)
@@ -51,26 +54,26 @@ t.test('every refusal names the field', async (t) => {
   const cases: Array<[unknown, string]> = [
     [{ routes: [{ path: '/a', scopes: 'x' }] }, 'config.routes[0].scopes must be array'],
     [{ routes: [{ path: '/a' }, { path: '/b', scopes: ['x'] }] }, 'config.routes[1].scopes[0] must match pattern "^[0-9]+$"'],
-    [{ routes: [{ path: '/a', methods: ['get'] }] }, 'config.routes[0].methods[0] must be equal to one of the allowed values'],
+    [{ routes: [{ path: '/a', methods: ['get'] }] }, 'config.routes[0].methods[0] must be one of "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"'],
     [{ routes: [{ path: '/a', methods: [] }] }, 'config.routes[0].methods must NOT have fewer than 1 items'],
     [{ routes: [{ path: 'a' }] }, 'config.routes[0].path must match pattern "^/[^?#]*$"'],
     [{ routes: [{ path: '/a?b=1' }] }, 'config.routes[0].path must match pattern "^/[^?#]*$"'],
-    [{ routes: [{ path: '/a', match: 'some' }] }, 'config.routes[0].match must be equal to one of the allowed values'],
+    [{ routes: [{ path: '/a', match: 'some' }] }, 'config.routes[0].match must be one of "all", "any"'],
     [{ routes: [{ scopes: [] }] }, "config.routes[0] must have required property 'path'"],
-    [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] must NOT have additional properties (extra)'],
-    [{ codeTtl: 601 }, 'config.codeTtl must be <= 600'],
-    [{ codeTtl: 0 }, 'config.codeTtl must be >= 1'],
+    [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] has an unknown field extra (known: path, methods, scopes, match)'],
+    [{ codeTtl: 601 }, 'config.codeTtl must be a whole number from 1 to 600'],
+    [{ codeTtl: 0 }, 'config.codeTtl must be a whole number from 1 to 600'],
     [{ accessTokenTtl: 1.5 }, 'config.accessTokenTtl must be integer'],
-    [{ nonceSkewMinutes: 61 }, 'config.nonceSkewMinutes must be <= 60'],
-    [{ tokenCache: { max: -1 } }, 'config.tokenCache.max must be >= 0'],
-    [{ tokenErrorStatus: 400 }, 'config.tokenErrorStatus must be equal to constant'],
-    [{ foo: 1 }, 'config must NOT have additional properties (foo)'],
+    [{ nonceSkewMinutes: 61 }, 'config.nonceSkewMinutes must be a whole number from 1 to 60'],
+    [{ tokenCache: { max: -1 } }, 'config.tokenCache.max must be a whole number of at least 0'],
+    [{ tokenErrorStatus: 400 }, 'config.tokenErrorStatus can only be 200'],
+    [{ foo: 1 }, `config has an unknown field foo ${KNOWN}`],
     [{ upstream: 'ftp://upstream.example', routes: [{ path: '/a' }] }, 'config.upstream must match pattern "^https?://"'],
     [[], 'config must be object']
   ]
   for (const [input, problem] of cases) t.equal(refusal(input), `invalid config: ${problem}`, JSON.stringify(input))
   // Every problem at once, each with its field.
-  t.equal(refusal({ codeTtl: 601, foo: 1 }), 'invalid config: config must NOT have additional properties (foo); config.codeTtl must be <= 600')
+  t.equal(refusal({ codeTtl: 601, foo: 1 }), `invalid config: config has an unknown field foo ${KNOWN}; config.codeTtl must be a whole number from 1 to 600`)
 
   // URLs that only look like one are refused here, not at start with a bare "Invalid URL".
   for (const upstream of ['http://', 'http://bad host']) {
@@ -94,7 +97,7 @@ t.test('upstream: MACGATE_UPSTREAM overrides, routes required', async (t) => {
 t.test('loadConfig: file errors say which file', async (t) => {
   const dir = t.testdir({ 'bad.json': '{"codeTtl": 601}', 'not.json': '{codeTtl: 1', 'ok.json': '{"nonceSkewMinutes": 2}' })
   t.same(await loadConfig(join(dir, 'ok.json'), {}), { ...DEFAULTS, nonceSkewMinutes: 2 })
-  await t.rejects(loadConfig(join(dir, 'bad.json'), {}), new ConfigError('invalid config: config.codeTtl must be <= 600'))
+  await t.rejects(loadConfig(join(dir, 'bad.json'), {}), new ConfigError('invalid config: config.codeTtl must be a whole number from 1 to 600'))
   await t.rejects(loadConfig(join(dir, 'not.json'), {}), { name: 'ConfigError', message: new RegExp(`^config file ${join(dir, 'not.json')} is not JSON: `) })
   await t.rejects(loadConfig(join(dir, 'missing.json'), {}), { name: 'ConfigError', message: new RegExp(`^cannot read config file ${join(dir, 'missing.json')}: ENOENT`) })
 })
@@ -135,8 +138,8 @@ t.test('macgate start --config with a bad file: exit 2, the field named, no stac
   }
   const runs: Array<[string, string]> = [
     [write('scopes.json', { routes: [{ path: '/a', scopes: 'x' }] }), 'macgate: invalid config: config.routes[0].scopes must be array'],
-    [write('ttl.json', { codeTtl: 601 }), 'macgate: invalid config: config.codeTtl must be <= 600'],
-    [write('unknown.json', { listen: 8080 }), 'macgate: invalid config: config must NOT have additional properties (listen)'],
+    [write('ttl.json', { codeTtl: 601 }), 'macgate: invalid config: config.codeTtl must be a whole number from 1 to 600'],
+    [write('unknown.json', { listen: 8080 }), `macgate: invalid config: config has an unknown field listen ${KNOWN}`],
     [write('routes.json', { upstream: 'http://127.0.0.1:1' }), 'macgate: invalid config: config.routes must list at least one route (required with config.upstream)']
   ]
   for (const [file, line] of runs) {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import t from 'tap'
 import { signRequest } from '../plugin/client/index.js'
-import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/oauth/tokens.js'
+import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.js'
 import { addClient } from './helpers/app.js'
 import {
   callsSince, codeExchange, commandCalls, issueTokens, liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest

@@ -1,4 +1,4 @@
-import type { Store } from '../../plugin/store/store.js'
+import type { Store } from '../../plugin/index.js'
 import { openStore } from '../stores.js'
 import { UsageError } from './usage.js'
 

@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util'
-import { registerClient } from '../../plugin/admin.js'
-import { ScopeRegistry } from '../../plugin/oauth/scope.js'
+import { registerClient, ScopeRegistry } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
 import { UsageError } from './usage.js'
 

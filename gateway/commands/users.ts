@@ -1,6 +1,6 @@
 import { text } from 'node:stream/consumers'
 import { parseArgs } from 'node:util'
-import { createUser } from '../../plugin/admin.js'
+import { createUser } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
 import { UsageError } from './usage.js'
 

@@ -1,12 +1,9 @@
-import { escapeHtml } from '../../plugin/account/pages.js'
 import type { TokenResponse } from '../../plugin/client/index.js'
+import { escapeHtml, layout as pageLayout } from '../../plugin/index.js'
 
-const STYLE = `body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
-pre{background:#f4f5f7;padding:.75rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
-.step{border-left:4px solid #3b6ede;padding-left:1rem;margin:1.5rem 0}a.button{display:inline-block;background:#3b6ede;color:#fff;padding:.6rem 1.2rem;border-radius:6px;text-decoration:none}`
-
+// The demo shows data: the plugin's one layout, in its wide form.
 function layout (title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
+  return pageLayout(title, body, { wide: true })
 }
 
 export function demoPage (configured: boolean): string {

@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parseTokenResponse, signRequest } from '../../plugin/client/index.js'
+import { securityHeaders, sendPage } from '../../plugin/index.js'
 import { callbackPage, demoPage, demoErrorPage } from './pages.js'
 
 /** A registered client the demo plays: the service's own example of a client app. */
@@ -25,14 +26,12 @@ function sameState (a: string | undefined, b: string | undefined): boolean {
 export async function registerDemo (app: FastifyInstance, demo: DemoClient | undefined): Promise<void> {
   await app.register(async function demoRoutes (context) {
     await context.register(fastifyCookie)
-    context.addHook('onSend', async (_request, reply) => {
-      reply.header('cache-control', 'no-store').header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer')
-    })
+    context.addHook('onSend', securityHeaders)
 
-    context.get('/demo', async (_request, reply) => reply.type('text/html; charset=utf-8').send(demoPage(demo !== undefined)))
+    context.get('/demo', async (_request, reply) => await sendPage(reply, demoPage(demo !== undefined)))
 
     context.get('/demo/start', async (_request, reply) => {
-      if (demo === undefined) return await reply.code(404).type('text/html; charset=utf-8').send(demoErrorPage('The demo client is not configured.'))
+      if (demo === undefined) return await sendPage(reply, demoErrorPage('The demo client is not configured.'), 404)
       const state = randomBytes(16).toString('base64url')
       reply.setCookie(STATE_COOKIE, state, { path: '/demo', httpOnly: true, sameSite: 'lax', maxAge: 600 })
       const query = new URLSearchParams({ client_id: demo.clientId, redirect_uri: demo.redirectUri, response_type: 'code', scope: '1 3 4 6', state })
@@ -40,11 +39,11 @@ export async function registerDemo (app: FastifyInstance, demo: DemoClient | und
     })
 
     context.get('/demo/callback', async (request: FastifyRequest<{ Querystring: Record<string, string> }>, reply) => {
-      if (demo === undefined) return await reply.code(404).type('text/html; charset=utf-8').send(demoErrorPage('The demo client is not configured.'))
+      if (demo === undefined) return await sendPage(reply, demoErrorPage('The demo client is not configured.'), 404)
       const { code, state, error, error_description: description } = request.query
       reply.clearCookie(STATE_COOKIE, { path: '/demo' })
-      if (!sameState(state, request.cookies[STATE_COOKIE])) return await reply.code(400).type('text/html; charset=utf-8').send(demoErrorPage('The state does not match: this callback was not started here.'))
-      if (error !== undefined) return await reply.type('text/html; charset=utf-8').send(demoErrorPage(`The authorization ended with error ${error}: ${description ?? ''}`))
+      if (!sameState(state, request.cookies[STATE_COOKIE])) return await sendPage(reply, demoErrorPage('The state does not match: this callback was not started here.'), 400)
+      if (error !== undefined) return await sendPage(reply, demoErrorPage(`The authorization ended with error ${error}: ${description ?? ''}`))
 
       // The client's server exchanges the code with its secret (contract section 4).
       const exchange = await app.inject({
@@ -55,7 +54,7 @@ export async function registerDemo (app: FastifyInstance, demo: DemoClient | und
       try {
         tokens = parseTokenResponse(exchange.body)
       } catch (failure) {
-        return await reply.type('text/html; charset=utf-8').send(demoErrorPage(`The code exchange failed: ${(failure as Error).message}`))
+        return await sendPage(reply, demoErrorPage(`The code exchange failed: ${(failure as Error).message}`))
       }
       // Then a MAC-signed call to the open API, as a client app makes it.
       const host = request.headers.host ?? '127.0.0.1'
@@ -65,7 +64,7 @@ export async function registerDemo (app: FastifyInstance, demo: DemoClient | und
         const answer = await app.inject({ method: 'GET', url: path, headers: { host, authorization } })
         calls.push({ path, authorization, status: answer.statusCode, body: answer.body })
       }
-      return await reply.type('text/html; charset=utf-8').send(callbackPage({ tokenBody: exchange.body, tokens, calls }))
+      return await sendPage(reply, callbackPage({ tokenBody: exchange.body, tokens, calls }))
     })
   })
 }

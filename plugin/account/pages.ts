@@ -1,22 +1,6 @@
-// Server-rendered pages of the account host. No scripts: plain forms with stable field names
-// (`username`, `password`, `decision`), so that scripts and browsers can drive them alike.
-
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-
-export function escapeHtml (text: string): string {
-  return text.replace(/[&<>"']/g, (character) => ENTITIES[character] ?? character)
-}
-
-const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;display:flex;justify-content:center}
-main{background:#fff;margin:4rem 1rem;padding:2rem;border-radius:8px;max-width:24rem;width:100%;box-shadow:0 1px 4px #0002}
-label{display:block;margin:.75rem 0 .25rem}input{width:100%;box-sizing:border-box;padding:.5rem;font-size:1rem}
-button{margin:1rem .5rem 0 0;padding:.5rem 1rem;font-size:1rem;cursor:pointer}.error{color:#b00020}
-ul{padding-left:1.2rem}.link{background:none;border:none;color:#0645ad;padding:0;text-decoration:underline}`
-
-function layout (title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
-}
+// The account host's own pages: sign-in, consent, signed in. Plain forms with stable field names
+// (`username`, `password`, `decision`), in the one layout of core/html.ts.
+import { escapeHtml, layout } from '../core/html.js'
 
 function hidden (name: string, value: string): string {
   return `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`
@@ -49,12 +33,6 @@ export function confirmPage ({ csrf, username, appName, permissions, action }: C
 <button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny">Deny</button></form>
 <form method="post" action="/oauth2/signout">${hidden('_csrf', csrf)}${hidden('return_to', action)}
 <button type="submit" class="link">Use another account</button></form>`)
-}
-
-export function errorPage (errno: number, description: string): string {
-  return layout('Authorization error', `<h1>Authorization error</h1>
-<p class="error">Error <span id="error-code">${errno}</span>: <span id="error-description">${escapeHtml(description)}</span></p>
-<p>The application sent an invalid request. Return to it and try again.</p>`)
 }
 
 export function signedInPage (username: string): string {

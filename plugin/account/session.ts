@@ -2,8 +2,13 @@ import { createHash } from 'node:crypto'
 import fastifyCsrf from '@fastify/csrf-protection'
 import fastifySecureSession from '@fastify/secure-session'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { MacgateConfig } from '../options.js'
-import type { SignedInUser } from '../oauth/issue.js'
+import type { MacgateConfig } from '../config/options.js'
+
+/** Who a session speaks for. */
+export interface SignedInUser {
+  id: string
+  username: string
+}
 
 declare module '@fastify/secure-session' {
   interface SessionData {

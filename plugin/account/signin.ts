@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import type { MacgateConfig } from '../options.js'
-import { single, type Params } from '../oauth/params.js'
+import { sendPage } from '../core/replies.js'
+import type { MacgateConfig } from '../config/options.js'
+import { single, type Params } from '../core/params.js'
 import { verifyPassword } from './password.js'
 import { signedInPage, signInPage } from './pages.js'
 import { safeReturnTo } from './session.js'
@@ -9,7 +10,7 @@ import { safeReturnTo } from './session.js'
 export function signInRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
   fastify.get('/oauth2/signin', async (request, reply) => {
     const returnTo = safeReturnTo((request.query as Params).return_to) ?? ''
-    return await reply.type('text/html; charset=utf-8').send(signInPage({ csrf: reply.generateCsrf(), returnTo }))
+    return await sendPage(reply, signInPage({ csrf: reply.generateCsrf(), returnTo }))
   })
 
   fastify.post('/oauth2/signin', {
@@ -24,12 +25,12 @@ export function signInRoutes (fastify: FastifyInstance, config: MacgateConfig): 
     if (!await verifyPassword(password, user?.passwordHash) || user === undefined) {
       request.log.info({ event: 'sign-in failed' }, 'sign-in failed')
       const page = signInPage({ csrf: reply.generateCsrf(), returnTo: returnTo ?? '', error: 'Wrong username or password.', username })
-      return await reply.code(401).type('text/html; charset=utf-8').send(page)
+      return await sendPage(reply, page, 401)
     }
     // A new session at sign-in, so that a session planted before it is worth nothing.
     request.session.regenerate()
     request.session.set('user', { id: user.id, username: user.username })
-    if (returnTo === undefined) return await reply.type('text/html; charset=utf-8').send(signedInPage(user.username))
+    if (returnTo === undefined) return await sendPage(reply, signedInPage(user.username))
     return await reply.redirect(returnTo, 303)
   })
 

@@ -6,5 +6,5 @@ export {
   TokenEndpointError,
   type TokenResponse,
   type ImplicitGrant
-} from './tokens.js'
+} from './token-response.js'
 export { canonicalQuery, computeMac, makeNonce, stringToSign } from '../mac/signature.js'

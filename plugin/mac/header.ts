@@ -1,4 +1,4 @@
-import { errors, type OAuthError } from '../errors.js'
+import { errors, type OAuthError } from '../core/errors.js'
 
 /** The parts of `Authorization: MAC access_token="T", nonce="R:M", mac="X"`, percent-decoded. */
 export interface MacHeader {
@@ -29,7 +29,7 @@ const EQUALS = 0x3d
 const QUOTE = 0x22
 
 function invalid (reason: string): OAuthError {
-  return errors.invalidRequest(`invalid MAC Authorization header: ${reason}`, 401)
+  return errors.invalidAuthorization(`invalid MAC Authorization header: ${reason}`)
 }
 
 function skipSpace (text: string, i: number): number {
@@ -55,7 +55,7 @@ function percentDecode (name: string, raw: string): string {
 
 /**
  * Parses the value of an `Authorization: MAC ...` header. One left-to-right pass, no regex over the
- * whole header: it runs on every gateway request. Throws 96002 (HTTP 401) on any deviation.
+ * whole header: it runs on every gateway request. Throws invalidAuthorization (96002, HTTP 401) on any deviation.
  */
 export function parseMacHeader (value: string): MacHeader {
   if (value.length > MAX_HEADER_LENGTH) throw invalid(`longer than ${MAX_HEADER_LENGTH} characters`)

@@ -1,5 +1,6 @@
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
-import { errors, toOAuthError, type OAuthError } from '../errors.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { errors, toOAuthError } from '../core/errors.js'
+import { sendOpenApiError } from '../core/replies.js'
 import type { MacIdentity, MacVerifier } from './verify.js'
 
 export interface MacAuthOptions {
@@ -9,11 +10,8 @@ export interface MacAuthOptions {
   match?: 'all' | 'any'
 }
 
-/** An error in the open API's own shape, no `&&&START&&&` prefix. */
-export function sendOpenApiError (reply: FastifyReply, error: OAuthError): FastifyReply {
-  if (error.statusCode === 401) reply.header('www-authenticate', 'MAC')
-  return reply.code(error.statusCode).send({ result: 'error', description: error.message, code: error.errno })
-}
+/** An `onRequest` hook; a plain function, so that a caller's own hook can call it as well. */
+export type MacAuthHook = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
 
 function granted (scope: string[], required: string[], match: 'all' | 'any'): boolean {
   if (required.length === 0) return true
@@ -21,11 +19,13 @@ function granted (scope: string[], required: string[], match: 'all' | 'any'): bo
 }
 
 /**
- * An `onRequest` hook that admits only MAC-signed requests with the required scopes, before any
- * body is read; the caller's identity is left on `request.macIdentity`.
+ * A hook that admits only MAC-signed requests with the required scopes, before any body is read;
+ * the caller's identity is left on `request.macIdentity`. A refusal is answered here, in the open
+ * API's shape.
  */
-export function macAuthHook (verifier: MacVerifier, { scopes = [], match = 'all' }: MacAuthOptions = {}): onRequestHookHandler {
-  return async function macAuth (request: FastifyRequest, reply: FastifyReply) {
+export function macAuthHook (verifier: MacVerifier, { scopes = [], match = 'all' }: MacAuthOptions = {}): MacAuthHook {
+  const missing = `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`
+  return async function macAuth (request, reply) {
     let identity: MacIdentity
     try {
       identity = await verifier.verify({
@@ -36,12 +36,13 @@ export function macAuthHook (verifier: MacVerifier, { scopes = [], match = 'all'
       })
     } catch (error) {
       const failure = toOAuthError(error)
-      if (failure.statusCode >= 500) request.log.error({ err: error }, 'MAC verification failed')
+      if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
       return await sendOpenApiError(reply, failure)
     }
     if (!granted(identity.scope, scopes, match)) {
-      return await sendOpenApiError(reply, errors.accessDenied(`scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`, 403))
+      return await sendOpenApiError(reply, errors.scopeNotGranted(missing))
     }
     request.macIdentity = identity
+    return undefined
   }
 }

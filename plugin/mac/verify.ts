@@ -1,6 +1,6 @@
-import { errors } from '../errors.js'
+import { errors } from '../core/errors.js'
 import type { Store } from '../store/store.js'
-import { TokenCache, type ActiveToken, type TokenCacheOptions } from '../store/token-cache.js'
+import { TokenCache, type ActiveToken, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
 
@@ -23,8 +23,8 @@ export interface MacRequest {
 
 export interface VerifierOptions {
   /** How far a nonce's minute may lie from ours, either way. */
-  nonceSkewMinutes?: number
-  cache?: TokenCacheOptions
+  nonceSkewMinutes: number
+  tokenCache: TokenCacheOptions
 }
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
@@ -39,14 +39,14 @@ export class MacVerifier {
   readonly #store: Store
   readonly #skew: number
 
-  constructor (store: Store, secret: string, { nonceSkewMinutes = 5, cache }: VerifierOptions = {}) {
+  constructor (store: Store, secret: string, { nonceSkewMinutes, tokenCache }: VerifierOptions) {
     this.#store = store
     this.#skew = nonceSkewMinutes
-    this.cache = new TokenCache(store, secret, cache)
+    this.cache = new TokenCache(store, secret, tokenCache)
   }
 
   async verify ({ method, host, url, authorization }: MacRequest): Promise<MacIdentity> {
-    if (authorization === undefined) throw errors.invalidRequest('MAC Authorization header is missing', 401)
+    if (authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(authorization)
     const token = await this.cache.lookup(header.accessToken)
     if (token === undefined) throw errors.invalidToken()

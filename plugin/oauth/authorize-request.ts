@@ -1,10 +1,10 @@
-import { errors, type OAuthError } from '../errors.js'
-import type { MacgateConfig } from '../options.js'
+import { errors, type OAuthError } from '../core/errors.js'
+import type { MacgateConfig } from '../config/options.js'
 import type { ClientRecord } from '../store/store.js'
-import { single, type Params } from './params.js'
-import { matchRedirectUri } from './redirect.js'
-import { parseScope } from './scope.js'
-import { isClientId } from './tokens.js'
+import { single, type Params } from '../core/params.js'
+import { matchRedirectUri } from './redirect-uri.js'
+import { parseScope } from '../core/scope.js'
+import { isClientId } from '../core/credentials.js'
 
 export interface AuthorizationRequest {
   client: ClientRecord
@@ -36,19 +36,25 @@ export class RedirectError extends Error {
 const MAX_STATE = 2048
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 
-async function identifyClient (config: MacgateConfig, query: Params): Promise<{ client: ClientRecord, redirectUri: string, registeredUri: string }> {
+/** The sync checks of the no-redirect step: a protocol error here must not redirect. */
+function noRedirect<T> (check: () => T): T {
   try {
-    const clientId = single(query, 'client_id')
-    if (clientId === undefined || !isClientId(clientId)) throw errors.invalidRequest('client_id missing or malformed')
-    const client = await config.store.getClient(clientId)
-    if (client === undefined) throw errors.clientNotExists()
-    const redirectUri = single(query, 'redirect_uri')
-    const registeredUri = redirectUri === undefined ? undefined : matchRedirectUri(client.redirectUris, redirectUri, config.strictRedirectUri)
-    if (redirectUri === undefined || registeredUri === undefined) throw errors.invalidRedirectUri()
-    return { client, redirectUri, registeredUri }
+    return check()
   } catch (error) {
     throw new NoRedirectError(error as OAuthError)
   }
+}
+
+/** Step 1 of contract §3. A store outage is not wrapped: it is the service's fault, a 503. */
+async function identifyClient (config: MacgateConfig, query: Params): Promise<{ client: ClientRecord, redirectUri: string, registeredUri: string }> {
+  const clientId = noRedirect(() => single(query, 'client_id'))
+  if (clientId === undefined || !isClientId(clientId)) throw new NoRedirectError(errors.invalidRequest('client_id missing or malformed'))
+  const client = await config.store.getClient(clientId)
+  if (client === undefined) throw new NoRedirectError(errors.clientNotExists())
+  const redirectUri = noRedirect(() => single(query, 'redirect_uri'))
+  const registeredUri = redirectUri === undefined ? undefined : matchRedirectUri(client.redirectUris, redirectUri, config.strictRedirectUri)
+  if (redirectUri === undefined || registeredUri === undefined) throw new NoRedirectError(errors.invalidRedirectUri())
+  return { client, redirectUri, registeredUri }
 }
 
 function readResponseType (client: ClientRecord, query: Params): 'code' | 'token' {

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify'
-import { errors } from '../errors.js'
-import type { MacgateConfig } from '../options.js'
+import { errors } from '../core/errors.js'
+import type { MacgateConfig } from '../config/options.js'
 import type { ClientRecord } from '../store/store.js'
-import { single, type Params } from './params.js'
-import { isClientId, secretMatches } from './tokens.js'
+import { single, type Params } from '../core/params.js'
+import { isClientId, secretMatches } from '../core/credentials.js'
 
 interface Credentials {
   clientId: string

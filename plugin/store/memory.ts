@@ -1,9 +1,12 @@
 import { EventEmitter } from 'node:events'
 import { NonceSet } from './nonce-set.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, RedeemResult, RefreshTokenRecord,
-  RevocationListener, Store, TokenSet, UserRecord
+  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord,
+  RevocationListener, Store, TokenRecords, UserRecord
 } from './store.js'
+
+// Rate-limit counters kept at most; past it the oldest go first (a flood of addresses cannot grow it).
+const MAX_COUNTERS = 100_000
 
 /** A map whose entries expire on their own, like Redis keys with a TTL. */
 class ExpiringMap<V> {
@@ -19,8 +22,23 @@ class ExpiringMap<V> {
     return entry.value
   }
 
-  set (key: string, value: V, ttlSeconds: number): void {
-    this.#entries.set(key, { value, expiresAt: Date.now() + ttlSeconds * 1000 })
+  set (key: string, value: V, expiresAt: number): void {
+    this.#entries.set(key, { value, expiresAt })
+  }
+
+  get size (): number {
+    return this.#entries.size
+  }
+
+  expiresAt (key: string): number | undefined {
+    return this.#entries.get(key)?.expiresAt
+  }
+
+  dropOldest (): void {
+    for (const key of this.#entries.keys()) {
+      this.#entries.delete(key)
+      return
+    }
   }
 
   delete (key: string): boolean {
@@ -54,6 +72,7 @@ export class MemoryStore implements Store {
   readonly #accessTokens = new ExpiringMap<AccessTokenRecord>()
   readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
   readonly #nonces = new NonceSet()
+  readonly #counters = new ExpiringMap<{ count: number }>()
   readonly #revocations = new EventEmitter()
   #secret: string | undefined
   readonly #sweeper: NodeJS.Timeout
@@ -109,9 +128,9 @@ export class MemoryStore implements Store {
     this.#clientGrants.set(clientId, grants.add(grantId))
   }
 
-  async saveCode (codeHash: string, grantId: string, code: CodeRecord, ttlSeconds: number): Promise<void> {
-    this.#codes.set(codeHash, structuredClone(code), ttlSeconds)
-    this.#grant(grantId).codes.add(codeHash)
+  async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
+    this.#codes.set(codeHash, structuredClone(code), code.expiresAt)
+    this.#grant(code.grantId).codes.add(codeHash)
   }
 
   async getCode (codeHash: string): Promise<CodeRecord | undefined> {
@@ -119,7 +138,7 @@ export class MemoryStore implements Store {
     return code && structuredClone(code)
   }
 
-  async redeemCode (codeHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+  async redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> {
     const code = this.#codes.get(codeHash)
     if (code === undefined) return 'missing'
     if (code.used === true) {
@@ -127,12 +146,12 @@ export class MemoryStore implements Store {
       return 'replayed'
     }
     code.used = true
-    this.#save(tokens, accessTtl, refreshTtl)
+    this.#save(tokens)
     return 'ok'
   }
 
-  async saveTokens (tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<void> {
-    this.#save(tokens, accessTtl, refreshTtl)
+  async saveTokens (tokens: TokenRecords): Promise<void> {
+    this.#save(tokens)
   }
 
   async getAccessToken (tokenHash: string): Promise<AccessTokenRecord | undefined> {
@@ -145,7 +164,7 @@ export class MemoryStore implements Store {
     return token && structuredClone(token)
   }
 
-  async rotateRefreshToken (tokenHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+  async rotateRefreshToken (tokenHash: string, tokens: TokenRecords): Promise<RedeemResult> {
     const refresh = this.#refreshTokens.get(tokenHash)
     if (refresh === undefined) return 'missing'
     if (refresh.spent === true) {
@@ -154,7 +173,7 @@ export class MemoryStore implements Store {
     }
     refresh.spent = true
     if (this.#deleteLive(refresh.accessTokenHash)) this.#revocations.emit('revoked', [refresh.accessTokenHash])
-    this.#save(tokens, accessTtl, refreshTtl)
+    this.#save(tokens)
     return 'ok'
   }
 
@@ -168,6 +187,18 @@ export class MemoryStore implements Store {
 
   async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
     return this.#nonces.add(`${tokenHash}:${nonce}`, ttlSeconds)
+  }
+
+  async countHit (key: string, windowMs: number): Promise<HitCount> {
+    const now = Date.now()
+    const counter = this.#counters.get(key)
+    if (counter !== undefined) {
+      counter.count++
+      return { count: counter.count, resetMs: this.#counters.expiresAt(key)! - now }
+    }
+    if (this.#counters.size >= MAX_COUNTERS) this.#counters.dropOldest()
+    this.#counters.set(key, { count: 1 }, now + windowMs)
+    return { count: 1, resetMs: windowMs }
   }
 
   async serverSecret (proposed: string): Promise<string> {
@@ -189,12 +220,12 @@ export class MemoryStore implements Store {
     return grant
   }
 
-  #save (tokens: TokenSet, accessTtl: number, refreshTtl: number): void {
+  #save (tokens: TokenRecords): void {
     const grant = this.#grant(tokens.grantId)
-    this.#accessTokens.set(tokens.access.hash, structuredClone(tokens.access.record), accessTtl)
+    this.#accessTokens.set(tokens.access.hash, structuredClone(tokens.access.record), tokens.access.record.expiresAt)
     grant.accessTokens.add(tokens.access.hash)
     if (tokens.refresh !== undefined) {
-      this.#refreshTokens.set(tokens.refresh.hash, structuredClone(tokens.refresh.record), refreshTtl)
+      this.#refreshTokens.set(tokens.refresh.hash, structuredClone(tokens.refresh.record), tokens.refresh.record.expiresAt)
       grant.refreshTokens.add(tokens.refresh.hash)
     }
   }
@@ -216,7 +247,7 @@ export class MemoryStore implements Store {
   }
 
   #sweep (): void {
-    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens]) map.sweep()
+    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#counters]) map.sweep()
     for (const [grantId, grant] of this.#grants) {
       const live = [...grant.codes].some((hash) => this.#codes.get(hash)) ||
         [...grant.accessTokens].some((hash) => this.#accessTokens.get(hash)) ||

@@ -1,9 +1,10 @@
 import { Redis, type RedisOptions } from 'ioredis'
-import { scripts, type ScriptName } from './scripts.js'
-import { StoreUnavailableError } from './store.js'
+import { errors } from '../core/errors.js'
+import { scripts, type ScriptName } from './redis-scripts.js'
+import { secondsUntil } from './store.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, RedeemResult, RefreshTokenRecord,
-  RevocationListener, Store, TokenSet, UserRecord
+  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord,
+  RevocationListener, Store, TokenRecords, UserRecord
 } from './store.js'
 
 type Scripted = Redis & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
@@ -43,7 +44,6 @@ export class RedisStore implements Store {
     // A failed connection is retried by ioredis and reported per command; keep it off stderr.
     this.redis.on('error', () => {})
     for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition)
-    guardStoreMethods(this)
   }
 
   /** Connects, and fails when Redis cannot be reached at start. */
@@ -53,100 +53,101 @@ export class RedisStore implements Store {
     } catch (error) {
       // Otherwise ioredis keeps reconnecting and holds the process open.
       this.redis.disconnect()
-      throw error
+      throw errors.storeUnavailable(undefined, { cause: error })
     }
     return this
   }
 
   async saveClient (client: ClientRecord): Promise<void> {
-    await this.redis.macgateSaveClient(this.#clientKey(client.id), this.#clientIndex(), client.id, JSON.stringify(client))
+    await reach(this.redis.macgateSaveClient(this.#clientKey(client.id), this.#clientIndex(), client.id, JSON.stringify(client)))
   }
 
   async getClient (clientId: string): Promise<ClientRecord | undefined> {
-    return parse(await this.redis.get(this.#clientKey(clientId)))
+    return parse(await reach(this.redis.get(this.#clientKey(clientId))))
   }
 
   async listClients (): Promise<ClientRecord[]> {
-    const ids = (await this.redis.smembers(this.#clientIndex())).sort()
+    const ids = (await reach(this.redis.smembers(this.#clientIndex()))).sort()
     if (ids.length === 0) return []
-    const records = await this.redis.mget(ids.map((id) => this.#clientKey(id)))
+    const records = await reach(this.redis.mget(ids.map((id) => this.#clientKey(id))))
     return records.flatMap((record) => record === null ? [] : [JSON.parse(record) as ClientRecord])
   }
 
   async removeClient (clientId: string): Promise<boolean> {
-    const removed = await this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId)
+    const removed = await reach(this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId))
     if (removed === 0) return false
     // Each grant lives in its own slot: revoke them one by one, each atomically.
     const grantsKey = `${this.prefix}{c:${clientId}}:grants`
-    for (const grantId of await this.redis.smembers(grantsKey)) await this.revokeGrant(grantId)
-    await this.redis.del(grantsKey)
+    for (const grantId of await reach(this.redis.smembers(grantsKey))) await this.revokeGrant(grantId)
+    await reach(this.redis.del(grantsKey))
     return true
   }
 
   async createUser (user: UserRecord): Promise<boolean> {
-    return await this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'NX') === 'OK'
+    return await reach(this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'NX')) === 'OK'
   }
 
   async getUserByName (username: string): Promise<UserRecord | undefined> {
-    return parse(await this.redis.get(this.#userKey(username)))
+    return parse(await reach(this.redis.get(this.#userKey(username))))
   }
 
   async getConsent (userId: string, clientId: string): Promise<string[]> {
-    return await this.redis.smembers(this.#consentKey(userId, clientId))
+    return await reach(this.redis.smembers(this.#consentKey(userId, clientId)))
   }
 
   async addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> {
     if (scopes.length === 0) return
-    await this.redis.sadd(this.#consentKey(userId, clientId), ...scopes)
+    await reach(this.redis.sadd(this.#consentKey(userId, clientId), ...scopes))
   }
 
   async openGrant (clientId: string, grantId: string): Promise<void> {
-    await this.redis.sadd(`${this.prefix}{c:${clientId}}:grants`, grantId)
+    await reach(this.redis.sadd(`${this.prefix}{c:${clientId}}:grants`, grantId))
   }
 
-  async saveCode (codeHash: string, grantId: string, code: CodeRecord, ttlSeconds: number): Promise<void> {
+  async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
     const member = `code:${codeHash}`
-    await this.redis.macgateSaveCode(this.#grantPrefix(grantId) + member, this.#members(grantId), JSON.stringify(code), ttlSeconds, member)
+    const key = this.#grantPrefix(code.grantId) + member
+    await reach(this.redis.macgateSaveCode(key, this.#members(code.grantId), JSON.stringify(code), secondsUntil(code.expiresAt), member))
   }
 
   async getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined> {
-    const fields = await this.redis.hgetall(`${this.#grantPrefix(grantId)}code:${codeHash}`)
+    const fields = await reach(this.redis.hgetall(`${this.#grantPrefix(grantId)}code:${codeHash}`))
     if (fields.record === undefined) return undefined
     return { ...JSON.parse(fields.record) as CodeRecord, ...(fields.used !== undefined && { used: true }) }
   }
 
-  async redeemCode (codeHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+  async redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> {
     const key = `${this.#grantPrefix(tokens.grantId)}code:${codeHash}`
-    return await this.redis.macgateRedeemCode(key, this.#members(tokens.grantId), ...this.#saveArgs(tokens, accessTtl, refreshTtl), this.#channel) as RedeemResult
+    return await reach(this.redis.macgateRedeemCode(key, this.#members(tokens.grantId), this.#channel, this.#tokenSet(tokens))) as RedeemResult
   }
 
-  async saveTokens (tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<void> {
-    await this.redis.macgateSaveTokens(this.#members(tokens.grantId), ...this.#saveArgs(tokens, accessTtl, refreshTtl))
+  async saveTokens (tokens: TokenRecords): Promise<void> {
+    await reach(this.redis.macgateSaveTokens(this.#members(tokens.grantId), this.#tokenSet(tokens)))
   }
 
   async getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> {
-    return parse(await this.redis.get(`${this.#grantPrefix(grantId)}at:${tokenHash}`))
+    return parse(await reach(this.redis.get(`${this.#grantPrefix(grantId)}at:${tokenHash}`)))
   }
 
   async getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> {
-    const fields = await this.redis.hgetall(`${this.#grantPrefix(grantId)}rt:${tokenHash}`)
+    const fields = await reach(this.redis.hgetall(`${this.#grantPrefix(grantId)}rt:${tokenHash}`))
     if (fields.record === undefined) return undefined
     return { ...JSON.parse(fields.record) as RefreshTokenRecord, ...(fields.spent !== undefined && { spent: true }) }
   }
 
-  async rotateRefreshToken (tokenHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult> {
+  async rotateRefreshToken (tokenHash: string, tokens: TokenRecords): Promise<RedeemResult> {
     const key = `${this.#grantPrefix(tokens.grantId)}rt:${tokenHash}`
-    return await this.redis.macgateRotateRefresh(key, this.#members(tokens.grantId), ...this.#saveArgs(tokens, accessTtl, refreshTtl), this.#channel) as RedeemResult
+    return await reach(this.redis.macgateRotateRefresh(key, this.#members(tokens.grantId), this.#channel, this.#tokenSet(tokens))) as RedeemResult
   }
 
   async revokeGrant (grantId: string): Promise<string[]> {
-    return await this.redis.macgateRevokeGrant(this.#members(grantId), this.#grantPrefix(grantId), this.#channel) as string[]
+    return await reach(this.redis.macgateRevokeGrant(this.#members(grantId), this.#grantPrefix(grantId), this.#channel)) as string[]
   }
 
   async onRevocation (listener: RevocationListener): Promise<void> {
     this.#listeners.push(listener)
     this.#subscribed ??= this.#subscribe()
-    await this.#subscribed
+    await reach(this.#subscribed)
   }
 
   async #subscribe (): Promise<void> {
@@ -189,7 +190,7 @@ export class RedisStore implements Store {
 
   #sendNonces (): void {
     for (const batch of this.#nonceBatches.values()) {
-      this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl)).then(
+      reach(this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl))).then(
         (fresh) => { batch.forEach((item, index) => item.resolve((fresh as number[])[index] === 1)) },
         (error: unknown) => { for (const item of batch) item.reject(error) }
       )
@@ -197,8 +198,13 @@ export class RedisStore implements Store {
     this.#nonceBatches.clear()
   }
 
+  async countHit (key: string, windowMs: number): Promise<HitCount> {
+    const [count, resetMs] = await reach(this.redis.macgateCountHit(`${this.prefix}hits:${key}`, windowMs)) as [number, number]
+    return { count, resetMs: Math.max(0, resetMs) }
+  }
+
   async serverSecret (proposed: string): Promise<string> {
-    return await this.redis.macgateServerSecret(`${this.prefix}secret`, proposed) as string
+    return await reach(this.redis.macgateServerSecret(`${this.prefix}secret`, proposed)) as string
   }
 
   /** Closes politely when Redis answers, and at once when it does not; never throws. */
@@ -213,13 +219,15 @@ export class RedisStore implements Store {
     this.redis.disconnect()
   }
 
-  #saveArgs (tokens: TokenSet, accessTtl: number, refreshTtl: number): Array<string | number> {
-    const { access, refresh } = tokens
-    return [
-      this.#grantPrefix(tokens.grantId),
-      `at:${access.hash}`, JSON.stringify(access.record), accessTtl,
-      refresh === undefined ? '' : `rt:${refresh.hash}`, refresh === undefined ? '' : JSON.stringify(refresh.record), refreshTtl
-    ]
+  /** The token set as the scripts' `save` reads it; lifetimes from the records' own expiry. */
+  #tokenSet ({ grantId, access, refresh }: TokenRecords): string {
+    const entry = (kind: 'at' | 'rt', { hash, record }: { hash: string, record: { expiresAt: number } }) =>
+      ({ member: `${kind}:${hash}`, record: JSON.stringify(record), ttl: secondsUntil(record.expiresAt) })
+    return JSON.stringify({
+      prefix: this.#grantPrefix(grantId),
+      access: entry('at', access),
+      ...(refresh !== undefined && { refresh: entry('rt', refresh) })
+    })
   }
 
   #grantPrefix (grantId: string): string {
@@ -247,19 +255,15 @@ export class RedisStore implements Store {
   }
 }
 
-/** Every failure to reach Redis surfaces as StoreUnavailableError, which endpoints answer with 503. */
-function guardStoreMethods (store: RedisStore): void {
-  const methods = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
-  for (const name of Object.getOwnPropertyNames(RedisStore.prototype)) {
-    const method = methods[name]
-    if (name === 'constructor' || typeof method !== 'function') continue
-    methods[name] = async (...args) => {
-      try {
-        return await method.apply(store, args)
-      } catch (error) {
-        throw new StoreUnavailableError(error)
-      }
-    }
+/**
+ * Every Redis call goes through here: whatever ioredis rejects with (connection closed, timeout,
+ * a failover's MOVED storm) becomes the store-outage error, which every endpoint answers with 503.
+ */
+async function reach<T> (command: Promise<T>): Promise<T> {
+  try {
+    return await command
+  } catch (error) {
+    throw errors.storeUnavailable(undefined, { cause: error })
   }
 }
 

@@ -11,13 +11,8 @@
  * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
  */
 
-/** The store could not be reached or did not answer in time. */
-export class StoreUnavailableError extends Error {
-  constructor (cause: unknown) {
-    super('store unavailable', { cause })
-    this.name = 'StoreUnavailableError'
-  }
-}
+// A store that cannot be reached rejects with `errors.storeUnavailable` (503, 96000), whatever the
+// method: callers never see a client library's own errors.
 
 export interface ClientRecord {
   id: string
@@ -47,6 +42,8 @@ export interface CodeRecord {
   redirectUri: string
   scope: string[]
   codeChallenge?: string
+  /** Unix milliseconds. */
+  expiresAt: number
   /** Set once the code has been exchanged. */
   used?: boolean
 }
@@ -57,7 +54,7 @@ export interface AccessTokenRecord {
   userId: string
   openId: string
   scope: string[]
-  /** mac_key, AES-256-GCM encrypted under a key derived from the token (see oauth/tokens.ts). */
+  /** mac_key, AES-256-GCM encrypted under a key derived from the token (see core/credentials.ts). */
   macKeySealed: string
   /** Unix milliseconds. */
   expiresAt: number
@@ -76,8 +73,8 @@ export interface RefreshTokenRecord {
   spent?: boolean
 }
 
-/** An access token (and maybe a refresh token) to save together, all of one grant. */
-export interface TokenSet {
+/** The records of an access token (and maybe a refresh token) to save together, all of one grant. */
+export interface TokenRecords {
   grantId: string
   access: { hash: string, record: AccessTokenRecord }
   refresh?: { hash: string, record: RefreshTokenRecord }
@@ -85,6 +82,12 @@ export interface TokenSet {
 
 /** `ok`: done. `missing`: unknown or expired. `replayed`: already used, the grant is now revoked. */
 export type RedeemResult = 'ok' | 'missing' | 'replayed'
+
+/** A rate-limit counter after one more hit: hits in the window so far, and ms until it resets. */
+export interface HitCount {
+  count: number
+  resetMs: number
+}
 
 /** Hashes of revoked access tokens; `null` when revocations may have been missed (reconnect). */
 export interface RevocationListener {
@@ -111,16 +114,17 @@ export interface Store {
   /** Registers a new grant of a client, so that removing the client can revoke it. */
   openGrant (clientId: string, grantId: string): Promise<void>
 
-  saveCode (codeHash: string, grantId: string, code: CodeRecord, ttlSeconds: number): Promise<void>
+  // Every record expires in the store at its `expiresAt`; no method takes a lifetime of its own.
+  saveCode (codeHash: string, code: CodeRecord): Promise<void>
   getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined>
   /**
    * Atomically: if the code is unused, marks it used and saves the tokens; if it was used
    * already, revokes every token of its grant.
    */
-  redeemCode (codeHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult>
+  redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult>
 
   /** Saves tokens of an implicit grant (no code, no refresh token). */
-  saveTokens (tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<void>
+  saveTokens (tokens: TokenRecords): Promise<void>
   getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined>
 
   getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined>
@@ -128,7 +132,7 @@ export interface Store {
    * Atomically: if the refresh token is unspent, marks it spent, revokes the access token issued
    * beside it and saves the new tokens; if it was spent already, revokes the whole grant.
    */
-  rotateRefreshToken (tokenHash: string, tokens: TokenSet, accessTtl: number, refreshTtl: number): Promise<RedeemResult>
+  rotateRefreshToken (tokenHash: string, tokens: TokenRecords): Promise<RedeemResult>
 
   /** Revokes every code and token of a grant; resolves to the revoked access token hashes. */
   revokeGrant (grantId: string): Promise<string[]>
@@ -142,8 +146,19 @@ export interface Store {
   /** True the first time a (token, nonce) pair is seen within `ttlSeconds`. */
   useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean>
 
+  /**
+   * Counts one hit on a rate-limit counter shared by every instance; the first hit opens a window
+   * of `windowMs`, and the counter is gone when it ends.
+   */
+  countHit (key: string, windowMs: number): Promise<HitCount>
+
   /** The server secret shared by every instance using this store: read, or created once. */
   serverSecret (proposed: string): Promise<string>
 
   close (): Promise<void>
+}
+
+/** Whole seconds from now until `expiresAt` (Unix ms), at least 1: a record's lifetime in a store. */
+export function secondsUntil (expiresAt: number, now = Date.now()): number {
+  return Math.max(1, Math.ceil((expiresAt - now) / 1000))
 }

@@ -26,7 +26,7 @@ export async function buildTestGateway (t: Test, { store = 'memory', config = {}
   return await buildTestApp(t, { store, ...config, ...(secret !== undefined && { secret }) })
 }
 
-export interface TokenSet {
+export interface LiveTokens {
   accessToken: string
   macKey: string
   refreshToken: string
@@ -41,7 +41,7 @@ export interface TokenSet {
 }
 
 /** A new client (allowed `clientScope`) and user, and tokens from the real code flow. */
-export async function liveToken (app: FastifyInstance, { clientScope = '1 3 4 6', scope }: { clientScope?: string, scope?: string } = {}): Promise<TokenSet> {
+export async function liveToken (app: FastifyInstance, { clientScope = '1 3 4 6', scope }: { clientScope?: string, scope?: string } = {}): Promise<LiveTokens> {
   const { clientId, clientSecret } = await addClient(app.macgate.store, { scope: clientScope })
   const { code, user } = await obtainCode(app, clientId, scope === undefined ? {} : { scope })
   const answer = await callToken(app, { client_id: clientId, client_secret: clientSecret, redirect_uri: REDIRECT_URI, grant_type: 'authorization_code', code })

@@ -3,8 +3,8 @@ import type { Test } from 'tap'
 import {
   deriveOpenId, hashSecret, mintCode, mintMacKey, mintToken, newClientId, newGrantId, openMacKey,
   randomBase64Url, sealMacKey
-} from '../../plugin/oauth/tokens.js'
-import type { ClientRecord, CodeRecord, Store, TokenSet, UserRecord } from '../../plugin/store/store.js'
+} from '../../plugin/core/credentials.js'
+import type { ClientRecord, CodeRecord, Store, TokenRecords, UserRecord } from '../../plugin/store/store.js'
 
 // One suite for every Store implementation: each case gets a fresh store from `makeStore`.
 
@@ -32,27 +32,27 @@ export function newUser (username = `user-${randomBase64Url(6)}`): { record: Use
 
 export interface IssuedCode { grantId: string, code: string, hash: string, record: CodeRecord }
 
-export function newCode (grantId = newGrantId(), clientId = newClientId(), userId = 'u1'): IssuedCode {
+export function newCode (grantId = newGrantId(), clientId = newClientId(), userId = 'u1', ttlSeconds = 60): IssuedCode {
   const code = mintCode(SECRET, grantId)
-  const record: CodeRecord = { grantId, clientId, userId, redirectUri: REDIRECT_URI, scope: ['1', '3'], codeChallenge: randomBase64Url(32) }
+  const record: CodeRecord = { grantId, clientId, userId, redirectUri: REDIRECT_URI, scope: ['1', '3'], codeChallenge: randomBase64Url(32), expiresAt: Date.now() + ttlSeconds * 1000 }
   return { grantId, code, hash: hashSecret(code), record }
 }
 
-export interface Issued { grantId: string, access: string, accessHash: string, macKey: string, refresh?: string, refreshHash?: string, set: TokenSet }
+export interface Issued { grantId: string, access: string, accessHash: string, macKey: string, refresh?: string, refreshHash?: string, set: TokenRecords }
 
 /** Tokens as the token endpoint builds them: an access token with a sealed mac_key, maybe a refresh token. */
-export function issue (grantId: string, { clientId = newClientId(), userId = 'u1', refresh = true } = {}): Issued {
+export function issue (grantId: string, { clientId = newClientId(), userId = 'u1', refresh = true, accessTtl = ACCESS_TTL, refreshTtl = REFRESH_TTL } = {}): Issued {
   const access = mintToken(SECRET, grantId)
   const accessHash = hashSecret(access)
   const macKey = mintMacKey()
   const openId = deriveOpenId(SECRET, clientId, userId)
-  const record = { grantId, clientId, userId, openId, scope: ['1', '3'], macKeySealed: sealMacKey(access, macKey), expiresAt: Date.now() + ACCESS_TTL * 1000 }
-  const set: TokenSet = { grantId, access: { hash: accessHash, record } }
+  const record = { grantId, clientId, userId, openId, scope: ['1', '3'], macKeySealed: sealMacKey(access, macKey), expiresAt: Date.now() + accessTtl * 1000 }
+  const set: TokenRecords = { grantId, access: { hash: accessHash, record } }
   if (!refresh) return { grantId, access, accessHash, macKey, set }
   const token = mintToken(SECRET, grantId)
   set.refresh = {
     hash: hashSecret(token),
-    record: { grantId, clientId, userId, redirectUri: REDIRECT_URI, scope: ['1', '3'], accessTokenHash: accessHash, expiresAt: Date.now() + REFRESH_TTL * 1000 }
+    record: { grantId, clientId, userId, redirectUri: REDIRECT_URI, scope: ['1', '3'], accessTokenHash: accessHash, expiresAt: Date.now() + refreshTtl * 1000 }
   }
   return { grantId, access, accessHash, macKey, refresh: token, refreshHash: set.refresh.hash, set }
 }
@@ -87,7 +87,7 @@ export class Heard {
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       const probe = issue(newGrantId(), { refresh: false })
-      await via.saveTokens(probe.set, 60, 60)
+      await via.saveTokens(probe.set)
       await via.revokeGrant(probe.grantId)
       if (await this.waitFor(probe.accessHash, 100)) return true
     }
@@ -137,9 +137,9 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     await store.openGrant(client.id, g2)
     await store.openGrant('1000000000000000001', other)
     const code = newCode(g1, client.id)
-    await store.saveCode(code.hash, g1, code.record, 60)
+    await store.saveCode(code.hash, code.record)
     const [i1, i2, i3] = [issue(g1, { clientId: client.id }), issue(g2, { clientId: client.id, refresh: false }), issue(other)]
-    for (const issued of [i1, i2, i3]) await store.saveTokens(issued.set, ACCESS_TTL, REFRESH_TTL)
+    for (const issued of [i1, i2, i3]) await store.saveTokens(issued.set)
 
     t.equal(await store.removeClient(client.id), true)
     await gone(t, store, i1, 'grant 1')
@@ -178,15 +178,15 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.ok(await heard.ready(store), 'listener live')
     const code = newCode()
     const { grantId } = code
-    await store.saveCode(code.hash, grantId, code.record, 60)
+    await store.saveCode(code.hash, code.record)
     t.strictSame(await store.getCode(code.hash, grantId), code.record)
     t.equal(await store.getCode(hashSecret(mintCode(SECRET, grantId)), grantId), undefined, 'unknown code')
     const unknown = issue(grantId)
-    t.equal(await store.redeemCode(hashSecret(mintCode(SECRET, grantId)), unknown.set, ACCESS_TTL, REFRESH_TTL), 'missing')
+    t.equal(await store.redeemCode(hashSecret(mintCode(SECRET, grantId)), unknown.set), 'missing')
     t.equal(await store.getAccessToken(unknown.accessHash, grantId), undefined, 'a missing code saves nothing')
 
     const first = issue(grantId)
-    t.equal(await store.redeemCode(code.hash, first.set, ACCESS_TTL, REFRESH_TTL), 'ok')
+    t.equal(await store.redeemCode(code.hash, first.set), 'ok')
     t.strictSame(await store.getCode(code.hash, grantId), { ...code.record, used: true })
     const access = await store.getAccessToken(first.accessHash, grantId)
     t.strictSame(access, first.set.access.record)
@@ -194,19 +194,19 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.getRefreshToken(first.refreshHash!, grantId), first.set.refresh!.record)
 
     const second = issue(grantId)
-    t.equal(await store.redeemCode(code.hash, second.set, ACCESS_TTL, REFRESH_TTL), 'replayed')
+    t.equal(await store.redeemCode(code.hash, second.set), 'replayed')
     await gone(t, store, first, 'issued from the code')
     await gone(t, store, second, 'offered by the replay')
     t.equal(await store.getCode(code.hash, grantId), undefined, 'the code went with its grant')
     t.ok(await heard.waitFor(first.accessHash), 'listener heard the access token')
-    t.equal(await store.redeemCode(code.hash, issue(grantId).set, ACCESS_TTL, REFRESH_TTL), 'missing', 'then it is unknown')
+    t.equal(await store.redeemCode(code.hash, issue(grantId).set), 'missing', 'then it is unknown')
   })
 
   test('codes: of 50 concurrent redemptions exactly one wins', async (t, store) => {
     const code = newCode()
-    await store.saveCode(code.hash, code.grantId, code.record, 60)
+    await store.saveCode(code.hash, code.record)
     const attempts = Array.from({ length: 50 }, () => issue(code.grantId))
-    const results = await Promise.all(attempts.map((a) => store.redeemCode(code.hash, a.set, ACCESS_TTL, REFRESH_TTL)))
+    const results = await Promise.all(attempts.map((a) => store.redeemCode(code.hash, a.set)))
     // The second attempt replays and revokes the grant, code included: the later ones find nothing.
     t.strictSame(results.slice(0, 2), ['ok', 'replayed'])
     t.equal(results.filter((r) => r === 'missing').length, 48, 'the other 48 are missing')
@@ -215,28 +215,28 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
   })
 
   test('records expire after their ttl', async (t, store) => {
-    const code = newCode()
-    await store.saveCode(code.hash, code.grantId, code.record, 1)
+    const code = newCode(undefined, undefined, undefined, 1)
+    await store.saveCode(code.hash, code.record)
     const redeemed = newCode()
-    await store.saveCode(redeemed.hash, redeemed.grantId, redeemed.record, 60)
-    const short = issue(redeemed.grantId)
-    t.equal(await store.redeemCode(redeemed.hash, short.set, 1, 1), 'ok')
+    await store.saveCode(redeemed.hash, redeemed.record)
+    const short = issue(redeemed.grantId, { accessTtl: 1, refreshTtl: 1 })
+    t.equal(await store.redeemCode(redeemed.hash, short.set), 'ok')
     const long = issue(redeemed.grantId, { refresh: false })
-    await store.saveTokens(long.set, 60, 60)
+    await store.saveTokens(long.set)
     t.ok(await store.getCode(code.hash, code.grantId), 'alive at first')
     t.ok(await store.getAccessToken(short.accessHash, short.grantId), 'alive at first')
     await sleep(1200)
     // Before anything reads the expired token (a read drops it from the memory store).
     t.strictSame(await store.revokeGrant(redeemed.grantId), [long.accessHash], 'an expired token is not reported revoked')
     t.equal(await store.getCode(code.hash, code.grantId), undefined, 'code expired')
-    t.equal(await store.redeemCode(code.hash, issue(code.grantId).set, 60, 60), 'missing')
+    t.equal(await store.redeemCode(code.hash, issue(code.grantId).set), 'missing')
     await gone(t, store, short, 'expired')
-    t.equal(await store.rotateRefreshToken(short.refreshHash!, issue(short.grantId).set, 60, 60), 'missing')
+    t.equal(await store.rotateRefreshToken(short.refreshHash!, issue(short.grantId).set), 'missing')
   })
 
   test('implicit grant: saveTokens saves an access token only', async (t, store) => {
     const issued = issue(newGrantId(), { refresh: false })
-    await store.saveTokens(issued.set, ACCESS_TTL, REFRESH_TTL)
+    await store.saveTokens(issued.set)
     const access = await store.getAccessToken(issued.accessHash, issued.grantId)
     t.strictSame(access, issued.set.access.record)
     t.equal(openMacKey(issued.access, access!.macKeySealed), issued.macKey)
@@ -248,12 +248,12 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.ok(await heard.ready(store), 'listener live')
     const code = newCode()
     const { grantId } = code
-    await store.saveCode(code.hash, grantId, code.record, 60)
+    await store.saveCode(code.hash, code.record)
     const first = issue(grantId)
-    t.equal(await store.redeemCode(code.hash, first.set, ACCESS_TTL, REFRESH_TTL), 'ok')
+    t.equal(await store.redeemCode(code.hash, first.set), 'ok')
 
     const second = issue(grantId)
-    t.equal(await store.rotateRefreshToken(first.refreshHash!, second.set, ACCESS_TTL, REFRESH_TTL), 'ok')
+    t.equal(await store.rotateRefreshToken(first.refreshHash!, second.set), 'ok')
     t.strictSame(await store.getRefreshToken(first.refreshHash!, grantId), { ...first.set.refresh!.record, spent: true })
     t.equal(await store.getAccessToken(first.accessHash, grantId), undefined, 'the sibling access token is revoked')
     t.ok(await heard.waitFor(first.accessHash), '...and reported')
@@ -261,14 +261,14 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.getRefreshToken(second.refreshHash!, grantId), second.set.refresh!.record)
 
     const third = issue(grantId)
-    t.equal(await store.rotateRefreshToken(first.refreshHash!, third.set, ACCESS_TTL, REFRESH_TTL), 'replayed')
+    t.equal(await store.rotateRefreshToken(first.refreshHash!, third.set), 'replayed')
     await gone(t, store, first, 'first')
     await gone(t, store, second, 'rotated')
     await gone(t, store, third, 'offered by the replay')
     t.equal(await store.getCode(code.hash, grantId), undefined, 'the code went too')
     t.ok(await heard.waitFor(second.accessHash), 'listener heard the new access token')
-    t.equal(await store.rotateRefreshToken(second.refreshHash!, issue(grantId).set, ACCESS_TTL, REFRESH_TTL), 'missing')
-    t.equal(await store.rotateRefreshToken(hashSecret(mintToken(SECRET, grantId)), issue(grantId).set, ACCESS_TTL, REFRESH_TTL), 'missing')
+    t.equal(await store.rotateRefreshToken(second.refreshHash!, issue(grantId).set), 'missing')
+    t.equal(await store.rotateRefreshToken(hashSecret(mintToken(SECRET, grantId)), issue(grantId).set), 'missing')
   })
 
   test('revokeGrant returns the revoked access hashes, once', async (t, store) => {
@@ -276,10 +276,10 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.ok(await heard.ready(store), 'listener live')
     const grantId = newGrantId()
     const [a, b] = [issue(grantId), issue(grantId, { refresh: false })]
-    await store.saveTokens(a.set, ACCESS_TTL, REFRESH_TTL)
-    await store.saveTokens(b.set, ACCESS_TTL, REFRESH_TTL)
+    await store.saveTokens(a.set)
+    await store.saveTokens(b.set)
     const bystander = issue(newGrantId())
-    await store.saveTokens(bystander.set, ACCESS_TTL, REFRESH_TTL)
+    await store.saveTokens(bystander.set)
     t.strictSame((await store.revokeGrant(grantId)).sort(), [a.accessHash, b.accessHash].sort())
     await gone(t, store, a, 'a')
     await gone(t, store, b, 'b')
@@ -291,7 +291,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
 
   test('a listener whose registration has resolved hears the very next revocation', async (t, store) => {
     const issued = issue(newGrantId(), { refresh: false })
-    await store.saveTokens(issued.set, ACCESS_TTL, REFRESH_TTL)
+    await store.saveTokens(issued.set)
     const heard = new Heard(store)
     await heard.subscribed
     t.strictSame(await store.revokeGrant(issued.grantId), [issued.accessHash])

@@ -2,7 +2,7 @@
 // error bodies of contract section 4, and a few request builders the generic helper lacks.
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { grantIdOf } from '../../plugin/oauth/tokens.js'
+import { grantIdOf } from '../../plugin/core/credentials.js'
 import { REDIRECT_URI, type TokenAnswer } from './app.js'
 
 export const PREFIX = '&&&START&&&'

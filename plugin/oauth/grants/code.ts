@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { errors } from '../../errors.js'
-import type { MacgateConfig } from '../../options.js'
+import { errors } from '../../core/errors.js'
+import type { MacgateConfig } from '../../config/options.js'
 import type { ClientRecord, CodeRecord } from '../../store/store.js'
-import { required, single, type Params } from '../params.js'
+import { required, single, type Params } from '../../core/params.js'
 import { checkRedirectUri } from './redirect-check.js'
-import { issueTokenSet } from '../token-set.js'
+import { issueTokenSet } from '../issue-tokens.js'
 import { readOnce } from './use-once.js'
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
@@ -33,7 +33,7 @@ export async function exchangeCode (config: MacgateConfig, client: ClientRecord,
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
   const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope }, record.redirectUri, accessTtl, refreshTtl)
-  const result = await store.redeemCode(codeHash, tokens, accessTtl, refreshTtl)
+  const result = await store.redeemCode(codeHash, tokens)
   if (result !== 'ok') throw errors.invalidCode(result === 'replayed' ? 'code already used' : undefined)
   return body
 }

@@ -1,8 +1,8 @@
-import { errors } from '../../errors.js'
-import type { MacgateConfig } from '../../options.js'
+import { errors } from '../../core/errors.js'
+import type { MacgateConfig } from '../../config/options.js'
 import type { ClientRecord } from '../../store/store.js'
-import { single, type Params } from '../params.js'
-import { matchRedirectUri } from '../redirect.js'
+import { single, type Params } from '../../core/params.js'
+import { matchRedirectUri } from '../redirect-uri.js'
 
 /** The registered URI the token request's redirect_uri matches, by the authorize rule (96010). */
 export function checkRedirectUri (config: MacgateConfig, client: ClientRecord, params: Params): string {

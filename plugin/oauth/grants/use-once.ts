@@ -1,7 +1,7 @@
-import { errors, type OAuthErrorFactory } from '../../errors.js'
-import type { MacgateConfig } from '../../options.js'
+import { errors, type OAuthErrorFactory } from '../../core/errors.js'
+import type { MacgateConfig } from '../../config/options.js'
 import type { ClientRecord } from '../../store/store.js'
-import { grantIdOf, hashSecret } from '../tokens.js'
+import { grantIdOf, hashSecret } from '../../core/credentials.js'
 
 interface Issued {
   clientId: string

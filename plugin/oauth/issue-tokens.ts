@@ -1,7 +1,7 @@
-import type { MacgateConfig } from '../options.js'
+import type { MacgateConfig } from '../config/options.js'
 import type { AccessTokenRecord, RefreshTokenRecord } from '../store/store.js'
-import { formatScope } from './scope.js'
-import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from './tokens.js'
+import { formatScope } from '../core/scope.js'
+import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from '../core/credentials.js'
 
 export interface Grantee {
   grantId: string

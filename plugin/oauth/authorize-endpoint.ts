@@ -1,17 +1,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors } from '../errors.js'
-import type { MacgateConfig } from '../options.js'
-import { confirmPage, errorPage } from '../account/pages.js'
+import { confirmPage } from '../account/pages.js'
+import type { MacgateConfig } from '../config/options.js'
+import { errors } from '../core/errors.js'
+import { errorPage } from '../core/html.js'
+import { sendPage } from '../core/replies.js'
 import { currentUser } from '../account/session.js'
 import { NoRedirectError, readAuthorizationRequest, RedirectError, type AuthorizationRequest } from './authorize-request.js'
-import { issueAuthorization } from './issue.js'
-import { queryOf, single, type Params } from './params.js'
-import { withQuery } from './redirect.js'
+import { issueAuthorization } from './authorize-response.js'
+import { queryOf, single, type Params } from '../core/params.js'
+import { withQuery } from './redirect-uri.js'
 
-/** Sends an authorization failure where the contract says: a page, or back to the client. */
-export async function replyAuthorizeError (reply: FastifyReply, error: unknown, status: 302 | 303): Promise<FastifyReply> {
+/**
+ * Sends an authorization failure where the contract says: a page, or back to the client. Anything
+ * else (a store outage, a fault) goes on to the pages' error handler.
+ */
+async function replyAuthorizeError (reply: FastifyReply, error: unknown, status: 302 | 303): Promise<FastifyReply> {
   if (error instanceof NoRedirectError) {
-    return await reply.code(400).type('text/html; charset=utf-8').send(errorPage(error.error.errno, error.error.message))
+    // Contract §3: 400, whichever the error (an unknown client's 96001 is 401 at the token endpoint).
+    return await sendPage(reply, errorPage(error.error), 400)
   }
   if (error instanceof RedirectError) {
     const params: Record<string, string> = { error: String(error.error.errno), error_description: error.error.message }
@@ -37,7 +43,7 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateConfig
       permissions: authz.scope.map((id) => registry.describe(id)),
       action: request.url
     })
-    return await reply.type('text/html; charset=utf-8').send(page)
+    return await sendPage(reply, page)
   }
 
   // No HEAD: it would run this handler and could issue a code nobody receives.

@@ -1,21 +1,13 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors, toOAuthError } from '../errors.js'
-import type { MacgateConfig } from '../options.js'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import { errors, toOAuthError } from '../core/errors.js'
+import { sendTokenBody, sendTokenError } from '../core/replies.js'
+import type { MacgateConfig } from '../config/options.js'
 import { authenticateClient, usesBasicAuth } from './client-auth.js'
 import { exchangeCode } from './grants/code.js'
 import { refreshTokens } from './grants/refresh.js'
-import { queryOf, single, type Params } from './params.js'
+import { queryOf, single, type Params } from '../core/params.js'
 
-const PREFIX = '&&&START&&&'
 const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
-
-function send (reply: FastifyReply, status: number, body: object): FastifyReply {
-  return reply.code(status)
-    .header('content-type', 'application/json;charset=UTF-8')
-    .header('cache-control', 'no-store')
-    .header('pragma', 'no-cache')
-    .send(PREFIX + JSON.stringify(body))
-}
 
 /** GET (the spec) takes the query; POST (RFC 6749) the form body, plus a query without overlap. */
 function paramsOf (request: FastifyRequest): Params {
@@ -29,12 +21,12 @@ function paramsOf (request: FastifyRequest): Params {
 
 /** /oauth2/token: client authentication, then the grant's handler; every body `&&&START&&&`-prefixed. */
 export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
-  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
-    if (failure.statusCode >= 500) request.log.error({ err: error }, 'token endpoint failed')
+    if (errors.internal.is(failure)) request.log.error({ err: error }, 'token endpoint failed')
     const status = config.tokenErrorStatus ?? failure.statusCode
     if (status === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
-    return send(reply, status, { error: failure.errno, error_description: failure.message })
+    return await sendTokenError(reply, failure, status)
   })
 
   fastify.route({
@@ -51,7 +43,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
       if (tokenType !== undefined && tokenType !== 'mac') throw errors.invalidRequest('token_type must be mac')
       const client = await authenticateClient(config, request, params)
       const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
-      return send(reply, 200, body)
+      return await sendTokenBody(reply, body)
     }
   })
 
@@ -60,7 +52,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
     url: '/oauth2/token',
     handler: async (_request, reply) => {
       reply.header('allow', 'GET, POST')
-      throw errors.invalidRequest('use GET or POST', 405)
+      throw errors.methodNotAllowed('use GET or POST')
     }
   })
 }

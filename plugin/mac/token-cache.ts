@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
-import { grantIdOf, hashSecret, openMacKey } from '../oauth/tokens.js'
-import type { AccessTokenRecord, Store } from './store.js'
+import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.js'
+import type { AccessTokenRecord, Store } from '../store/store.js'
 
 /** An access token that was live when read, with its mac_key opened. */
 export interface ActiveToken {
@@ -11,11 +11,11 @@ export interface ActiveToken {
 
 export interface TokenCacheOptions {
   /** Most tokens held; 0 turns the cache off and every lookup reads the store. */
-  max?: number
+  max: number
   /** Longest a live token is held without a store read, in ms; revocations arrive sooner. */
-  maxAgeMs?: number
+  maxAgeMs: number
   /** How long an unknown, expired or revoked token is remembered as such, in ms. */
-  negativeTtlMs?: number
+  negativeTtlMs: number
 }
 
 /** Remembered for an unknown token, so that a flood of garbage does not reach the store. */
@@ -45,7 +45,7 @@ export class TokenCache {
   /** Resolves once revocations from other instances are being received. */
   readonly ready: Promise<void>
 
-  constructor (store: Store, secret: string, { max = 100_000, maxAgeMs = 300_000, negativeTtlMs = 10_000 }: TokenCacheOptions = {}) {
+  constructor (store: Store, secret: string, { max, maxAgeMs, negativeTtlMs }: TokenCacheOptions) {
     this.#store = store
     this.#secret = secret
     this.#maxAgeMs = maxAgeMs
@@ -100,5 +100,4 @@ export class TokenCache {
     if (record === undefined || record.expiresAt <= Date.now()) return { hash }
     return { hash, record, macKey: openMacKey(token, record.macKeySealed) }
   }
-
 }

@@ -1,0 +1,71 @@
+// What the runner (bench/run.ts, bench/profile.ts) and a target process (bench/target.ts) say to
+// each other over IPC, typed once for both sides. A target sends `ready` once it listens, then
+// answers each runner message in turn, or sends `error` when it cannot.
+
+/** Servers with nothing to seed: the upstream and the plain proxy baseline. */
+export type ServerKind = 'upstream' | 'proxy'
+
+/** The gateway on each store, seeded with a client and a live token; `cold` has no token LRU. */
+export type GatewayKind = 'gateway-memory' | 'gateway-redis' | 'gateway-cold'
+
+export type TargetKind = ServerKind | GatewayKind
+
+const GATEWAY_KINDS = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold'] satisfies GatewayKind[])
+
+/** Kinds come in on command lines, as plain strings. */
+export function isGatewayKind (kind: string): kind is GatewayKind {
+  return GATEWAY_KINDS.has(kind)
+}
+
+/** What the runner asks: the target's CPU time so far, or (of a gateway) fresh authorization codes. */
+export type RunnerMessage =
+  | { type: 'cpu' }
+  | { type: 'codes', count: number }
+
+/** What the runner needs of a seeded gateway: a client to exchange codes as, and a token to sign with. */
+export interface Seed {
+  clientId: string
+  clientSecret: string
+  /** The client's registered redirect URI, the one its codes are bound to. */
+  redirectUri: string
+  accessToken: string
+  macKey: string
+}
+
+export interface ServerReady {
+  type: 'ready'
+  port: number
+}
+
+export interface GatewayReady extends ServerReady, Seed {}
+
+export type Ready = ServerReady | GatewayReady
+
+export type TargetMessage =
+  | Ready
+  | { type: 'cpu', micros: number }
+  | { type: 'codes', codes: string[] }
+  | { type: 'error', message: string }
+
+export function isGatewayReady (ready: Ready): ready is GatewayReady {
+  return 'accessToken' in ready
+}
+
+const RUNNER_TYPES = new Set<string>(['cpu', 'codes'] satisfies Array<RunnerMessage['type']>)
+const TARGET_TYPES = new Set<string>(['ready', 'cpu', 'codes', 'error'] satisfies Array<TargetMessage['type']>)
+
+function typed (message: unknown, types: Set<string>): boolean {
+  return typeof message === 'object' && message !== null && 'type' in message && typeof message.type === 'string' && types.has(message.type)
+}
+
+/**
+ * IPC hands over whatever the other side sent; both sides are ours, so checking the discriminant
+ * is enough to tell a message of the protocol from anything else on the channel.
+ */
+export function isRunnerMessage (message: unknown): message is RunnerMessage {
+  return typed(message, RUNNER_TYPES)
+}
+
+export function isTargetMessage (message: unknown): message is TargetMessage {
+  return typed(message, TARGET_TYPES)
+}

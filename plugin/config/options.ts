@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto'
+import { defaults, MAX_CODE_TTL } from '../core/defaults.js'
+import { compileValidator, SchemaError } from '../core/schema.js'
+import { defaultScopes, ScopeRegistry, type ScopeDefinition } from '../core/scope.js'
+import type { Store } from '../store/store.js'
+
+/** The plugin's settings: everything but the store and the secret, as a JSON config file holds them. */
+export interface MacgateSettings {
+  /** The permission registry (contract section 7). */
+  scopes?: ScopeDefinition[]
+  /** Demand the whole redirect_uri be equal to a registered one (RFC 9700 §4.1.3). */
+  strictRedirectUri?: boolean
+  /** 200 answers token errors with HTTP 200, for legacy SDKs that throw on other statuses. */
+  tokenErrorStatus?: 200
+  /** Seconds; codes at most 600. */
+  codeTtl?: number
+  accessTokenTtl?: number
+  refreshTokenTtl?: number
+  /** Sign-in attempts allowed per client address and minute. */
+  signInRateLimit?: number
+  /** Send the session cookie only over HTTPS; turn on behind TLS. */
+  secureCookies?: boolean
+  /** How far a nonce's minute may lie from ours, either way, in minutes. */
+  nonceSkewMinutes?: number
+  /** The verifier's token LRU. */
+  tokenCache?: { max?: number, maxAgeMs?: number, negativeTtlMs?: number }
+}
+
+export interface MacgateOptions extends MacgateSettings {
+  /** Where clients, users, codes and tokens live: `MemoryStore` or `RedisStore`. The caller closes it. */
+  store: Store
+  /** Signs sessions, tags tokens and derives openIds. Default: one created once and kept in the store. */
+  secret?: string
+}
+
+/** The options with every default filled in, shared by the plugin's parts. */
+export interface MacgateConfig {
+  store: Store
+  secret: string
+  registry: ScopeRegistry
+  strictRedirectUri: boolean
+  tokenErrorStatus: 200 | undefined
+  codeTtl: number
+  accessTokenTtl: number
+  refreshTokenTtl: number
+  signInRateLimit: number
+  secureCookies: boolean
+  nonceSkewMinutes: number
+  tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
+}
+
+const seconds = { type: 'integer', minimum: 1 }
+
+/** The JSON schema of MacgateSettings, with the defaults; the gateway's config file embeds it. */
+export const settingsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'description'],
+        properties: { id: { type: 'string', pattern: '^[0-9]+$' }, description: { type: 'string', minLength: 1 } }
+      }
+    },
+    strictRedirectUri: { type: 'boolean', default: defaults.strictRedirectUri },
+    tokenErrorStatus: { const: 200 },
+    codeTtl: { ...seconds, maximum: MAX_CODE_TTL, default: defaults.codeTtl },
+    accessTokenTtl: { ...seconds, default: defaults.accessTokenTtl },
+    refreshTokenTtl: { ...seconds, default: defaults.refreshTokenTtl },
+    signInRateLimit: { type: 'integer', minimum: 1, default: defaults.signInRateLimit },
+    secureCookies: { type: 'boolean', default: defaults.secureCookies },
+    nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
+    tokenCache: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        max: { type: 'integer', minimum: 0, default: defaults.tokenCache.max },
+        maxAgeMs: { type: 'integer', minimum: 1, default: defaults.tokenCache.maxAgeMs },
+        negativeTtlMs: { type: 'integer', minimum: 1, default: defaults.tokenCache.negativeTtlMs }
+      }
+    }
+  }
+} as const
+
+type ResolvedSettings = Omit<MacgateConfig, 'store' | 'secret' | 'registry'> & { scopes?: ScopeDefinition[] }
+const validateSettings = compileValidator<ResolvedSettings>(settingsSchema, 'option')
+
+function isStore (value: unknown): value is Store {
+  return typeof value === 'object' && value !== null && typeof (value as Store).getClient === 'function'
+}
+
+/** Validates every option (a RangeError naming each bad one) and fills in the defaults. */
+export async function resolveOptions (options: MacgateOptions): Promise<MacgateConfig> {
+  const { store, secret, ...settings } = options ?? {}
+  if (!isStore(store)) throw new TypeError('macgate option store is required: a MemoryStore or RedisStore')
+  if (secret !== undefined && (typeof secret !== 'string' || secret === '')) throw new RangeError('macgate option secret must be a non-empty string')
+  let resolved: ResolvedSettings
+  try {
+    resolved = validateSettings(settings)
+  } catch (error) {
+    if (!(error instanceof SchemaError)) throw error
+    throw new RangeError(`macgate ${error.message.replaceAll('; option', '; macgate option')}`)
+  }
+  const { scopes, ...rest } = resolved
+  return {
+    ...rest,
+    tokenErrorStatus: rest.tokenErrorStatus,
+    store,
+    secret: secret ?? await store.serverSecret(randomBytes(32).toString('base64url')),
+    registry: new ScopeRegistry(scopes ?? defaultScopes)
+  }
+}

@@ -1,0 +1,30 @@
+// Every default of the plugin, in one place: the option validation fills these in, and the
+// gateway's config file takes the same names and values (contract §3, §4, §6).
+
+/** Seconds in ten years: the refresh token's default lifetime. */
+export const TEN_YEARS = 10 * 365 * 24 * 3600
+
+/** The longest a code may live, in seconds (RFC 6749 §4.1.2 recommends at most 10 minutes). */
+export const MAX_CODE_TTL = 600
+
+export const defaults = {
+  /** Seconds. */
+  codeTtl: 300,
+  /** Seconds; also the mac_key's lifetime (90 days). */
+  accessTokenTtl: 7_776_000,
+  refreshTokenTtl: TEN_YEARS,
+  /** Sign-in attempts per client address and minute. */
+  signInRateLimit: 10,
+  strictRedirectUri: false,
+  secureCookies: false,
+  /** How far a nonce's minute may lie from ours, either way. */
+  nonceSkewMinutes: 5,
+  tokenCache: {
+    /** Most tokens held; 0 turns the cache off. */
+    max: 100_000,
+    /** Longest a live token is held without a store read, ms; revocations arrive sooner. */
+    maxAgeMs: 300_000,
+    /** How long an unknown, expired or revoked token is remembered as such, ms. */
+    negativeTtlMs: 10_000
+  }
+} as const

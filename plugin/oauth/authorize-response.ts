@@ -1,0 +1,65 @@
+import type { SignedInUser } from '../account/session.js'
+import type { MacgateConfig } from '../config/options.js'
+import { hashSecret, mintCode, newGrantId } from '../core/credentials.js'
+import { formatScope } from '../core/scope.js'
+import type { AuthorizationRequest } from './authorize-request.js'
+import { issueAccessToken } from './issue-tokens.js'
+import { withFragment, withQuery } from './redirect-uri.js'
+
+/** What one authorization grants: to which client, for which user, what. */
+export interface Authorization {
+  clientId: string
+  userId: string
+  scope: string[]
+}
+
+export interface CodeAuthorization extends Authorization {
+  /** The registered redirect URI the code is bound to. */
+  redirectUri: string
+  codeChallenge?: string
+}
+
+/** A new grant with its code, saved as the code grant's first step; resolves to the code. */
+export async function issueCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
+  const grantId = newGrantId()
+  await config.store.openGrant(authorization.clientId, grantId)
+  const code = mintCode(config.secret, grantId)
+  await config.store.saveCode(hashSecret(code), { grantId, ...authorization, expiresAt: Date.now() + config.codeTtl * 1000 })
+  return code
+}
+
+/** A new grant with an access token and no refresh token, as the implicit grant issues it. */
+export async function issueImplicitToken (config: MacgateConfig, authorization: Authorization, ttlSeconds: number) {
+  const grantId = newGrantId()
+  await config.store.openGrant(authorization.clientId, grantId)
+  const issued = issueAccessToken(config, { grantId, ...authorization }, ttlSeconds)
+  await config.store.saveTokens({ grantId, access: issued.stored })
+  return issued
+}
+
+function withState (params: Record<string, string>, state: string | undefined): Record<string, string> {
+  return state === undefined ? params : { ...params, state }
+}
+
+/** Completes an allowed authorization: the redirect carrying a code or an implicit token set. */
+export async function issueAuthorization (config: MacgateConfig, request: AuthorizationRequest, user: SignedInUser): Promise<string> {
+  const authorization = { clientId: request.client.id, userId: user.id, scope: request.scope }
+  if (request.responseType === 'code') {
+    const code = await issueCode(config, {
+      ...authorization,
+      redirectUri: request.registeredUri,
+      ...(request.codeChallenge !== undefined && { codeChallenge: request.codeChallenge })
+    })
+    return withQuery(request.redirectUri, withState({ code }, request.state))
+  }
+  const accessTtl = request.client.accessTokenTtl ?? config.accessTokenTtl
+  const issued = await issueImplicitToken(config, authorization, accessTtl)
+  return withFragment(request.redirectUri, withState({
+    access_token: issued.accessToken,
+    token_type: 'mac',
+    expires_in: String(accessTtl),
+    scope: formatScope(request.scope),
+    mac_key: issued.macKey,
+    mac_algorithm: 'HmacSha1'
+  }, request.state))
+}

@@ -1,0 +1,139 @@
+// Lua for every read-modify-write of the Redis store, registered with ioredis `defineCommand`.
+// A grant's records all carry the hash tag {g:<grantId>}: each script touches one slot, so the
+// keys it derives from the grant's member set are in the slot of the keys it was given.
+// Each script names its arguments in its first lines; the shared functions take theirs explicitly.
+
+// Deletes every record of a grant and announces the revoked access tokens.
+const revoke = `
+local function revoke(prefix, members, channel)
+  local revoked = {}
+  for _, member in ipairs(redis.call('SMEMBERS', members)) do
+    if redis.call('DEL', prefix .. member) == 1 and string.sub(member, 1, 3) == 'at:' then
+      revoked[#revoked + 1] = string.sub(member, 4)
+    end
+  end
+  redis.call('DEL', members)
+  if #revoked > 0 then redis.call('PUBLISH', channel, table.concat(revoked, ' ')) end
+  return revoked
+end
+`
+
+// Keeps the member set alive as long as its longest-lived record.
+const track = `
+local function track(members, member, ttl)
+  redis.call('SADD', members, member)
+  if redis.call('TTL', members) < ttl then redis.call('EXPIRE', members, ttl) end
+end
+`
+
+// Saves a token set given as JSON: {prefix, access: {member, record, ttl}, refresh?: {...}}.
+const save = `
+local function save(members, set)
+  local access, refresh = set.access, set.refresh
+  redis.call('SET', set.prefix .. access.member, access.record, 'EX', access.ttl)
+  track(members, access.member, access.ttl)
+  if refresh then
+    redis.call('HSET', set.prefix .. refresh.member, 'record', refresh.record)
+    redis.call('EXPIRE', set.prefix .. refresh.member, refresh.ttl)
+    track(members, refresh.member, refresh.ttl)
+  end
+end
+`
+
+export const scripts = {
+  macgateSaveCode: {
+    numberOfKeys: 2,
+    lua: `${track}
+local code, members = KEYS[1], KEYS[2]
+local record, ttl, member = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+redis.call('HSET', code, 'record', record)
+redis.call('EXPIRE', code, ttl)
+track(members, member, ttl)`
+  },
+  macgateRedeemCode: {
+    numberOfKeys: 2,
+    lua: `${revoke}${track}${save}
+local code, members = KEYS[1], KEYS[2]
+local channel, set = ARGV[1], cjson.decode(ARGV[2])
+if redis.call('EXISTS', code) == 0 then return 'missing' end
+if redis.call('HEXISTS', code, 'used') == 1 then
+  revoke(set.prefix, members, channel)
+  return 'replayed'
+end
+redis.call('HSET', code, 'used', '1')
+save(members, set)
+return 'ok'`
+  },
+  macgateRotateRefresh: {
+    numberOfKeys: 2,
+    lua: `${revoke}${track}${save}
+local refreshToken, members = KEYS[1], KEYS[2]
+local channel, set = ARGV[1], cjson.decode(ARGV[2])
+if redis.call('EXISTS', refreshToken) == 0 then return 'missing' end
+if redis.call('HEXISTS', refreshToken, 'spent') == 1 then
+  revoke(set.prefix, members, channel)
+  return 'replayed'
+end
+redis.call('HSET', refreshToken, 'spent', '1')
+local sibling = cjson.decode(redis.call('HGET', refreshToken, 'record')).accessTokenHash
+if redis.call('DEL', set.prefix .. 'at:' .. sibling) == 1 then
+  redis.call('SREM', members, 'at:' .. sibling)
+  redis.call('PUBLISH', channel, sibling)
+end
+save(members, set)
+return 'ok'`
+  },
+  macgateSaveTokens: {
+    numberOfKeys: 1,
+    lua: `${track}${save}
+local members, set = KEYS[1], cjson.decode(ARGV[1])
+save(members, set)
+return 'ok'`
+  },
+  macgateRevokeGrant: {
+    numberOfKeys: 1,
+    lua: `${revoke}
+local members, prefix, channel = KEYS[1], ARGV[1], ARGV[2]
+return revoke(prefix, members, channel)`
+  },
+  macgateSaveClient: {
+    numberOfKeys: 2,
+    lua: `local client, index = KEYS[1], KEYS[2]
+local id, record = ARGV[1], ARGV[2]
+redis.call('SET', client, record)
+redis.call('SADD', index, id)`
+  },
+  macgateRemoveClient: {
+    numberOfKeys: 2,
+    lua: `local client, index = KEYS[1], KEYS[2]
+local id = ARGV[1]
+redis.call('SREM', index, id)
+return redis.call('DEL', client)`
+  },
+  // KEYS: nonce keys, all of one slot. ARGV: their ttls. Returns 1 for each first use, 0 for a replay.
+  macgateUseNonces: {
+    lua: `local fresh = {}
+for i, key in ipairs(KEYS) do
+  fresh[i] = redis.call('SET', key, '1', 'EX', ARGV[i], 'NX') and 1 or 0
+end
+return fresh`
+  },
+  // Returns {hits in the window, ms until it resets}.
+  macgateCountHit: {
+    numberOfKeys: 1,
+    lua: `local counter = KEYS[1]
+local windowMs = ARGV[1]
+local count = redis.call('INCR', counter)
+if count == 1 then redis.call('PEXPIRE', counter, windowMs) end
+return {count, redis.call('PTTL', counter)}`
+  },
+  macgateServerSecret: {
+    numberOfKeys: 1,
+    lua: `local secret = KEYS[1]
+local proposed = ARGV[1]
+redis.call('SET', secret, proposed, 'NX')
+return redis.call('GET', secret)`
+  }
+} as const
+
+export type ScriptName = keyof typeof scripts
