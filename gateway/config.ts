@@ -19,6 +19,8 @@ export type GatewayConfig = {
   /** Where verified requests go; without it, the sample open API runs in process. */
   upstream?: string
   routes: RouteRule[]
+  /** Forward X-HTTP-Method-Override and its kin upstream (default false: they are stripped). */
+  forwardMethodOverride: boolean
 } & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
   tokenCache: Resolved<NonNullable<MacgateSettings['tokenCache']>>
 }
@@ -48,6 +50,7 @@ const schema = {
         }
       }
     },
+    forwardMethodOverride: { type: 'boolean', default: false },
     ...settingsSchema.properties
   }
 }

@@ -1,8 +1,9 @@
 import fastifyHttpProxy from '@fastify/http-proxy'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { IncomingHttpHeaders } from 'node:http'
 import { errors, sendOpenApiError, type MacAuthHook } from '../plugin/index.js'
 import type { RouteRule } from './config.js'
+import { sendFailure } from './error-answers.js'
+import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.js'
 
 /** Keep-alive connections to the upstream, shared by every route (the bench's baseline uses the same). */
 export const UPSTREAM_POOL = { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
@@ -31,55 +32,55 @@ class RouteTable {
   }
 }
 
-/** The caller's identity goes upstream; its token, and any identity it claimed itself, do not. */
-function rewriteRequestHeaders (request: { macIdentity: FastifyRequest['macIdentity'] }, headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  delete headers.authorization
-  for (const name of Object.keys(headers)) if (name.startsWith('x-macgate-')) delete headers[name]
-  const identity = request.macIdentity!
-  headers['x-macgate-open-id'] = identity.openId
-  headers['x-macgate-client-id'] = identity.clientId
-  headers['x-macgate-user-id'] = identity.userId
-  headers['x-macgate-scope'] = identity.scope.join(' ')
-  return headers
+function pathOf (url: string): string {
+  const end = url.indexOf('?')
+  return end === -1 ? url : url.slice(0, end)
 }
 
-/**
- * The query sent upstream: as the caller sent it, less any `token` parameter (SDKs may put the
- * access token there too). The other pairs keep their exact encoding.
- */
-function withoutToken (search: string | undefined, requestUrl: string): string {
-  const start = requestUrl.indexOf('?')
-  const query = search !== undefined && search !== '' ? search.replace(/^\?/, '') : start === -1 ? '' : requestUrl.slice(start + 1)
-  if (!query.includes('token')) return query
-  return query.split('&').filter((pair) => {
-    const name = pair.split('=', 1)[0]!.replaceAll('+', ' ')
-    try {
-      return decodeURIComponent(name) !== 'token'
-    } catch {
-      return true
-    }
-  }).join('&')
+/** A `..` segment, however encoded: the upstream would resolve it to a path the route check never judged. */
+function climbs (path: string): boolean {
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {}
+  return decoded === '..' || decoded.includes('/..') || decoded.includes('../')
+}
+
+/** A method no route of the app has: the open API's 405 on a configured path, else its 404. */
+function notFoundFor (table: RouteTable) {
+  return async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const path = pathOf(request.url)
+    const allowed = path === '/oauth2/token' ? ['GET', 'POST'] : path.startsWith('/oauth2/') ? undefined : table.match(path)?.rule.methods
+    if (allowed === undefined) return await sendFailure(request, reply, errors.noSuchApi())
+    reply.header('allow', allowed.join(', '))
+    return await sendFailure(request, reply, errors.methodNotAllowed(`use ${allowed.join(' or ')}`))
+  }
 }
 
 /** Proxies the configured routes to `upstream`, each behind a MAC check with its scopes. */
-export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[]): Promise<void> {
+export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[], headerOptions: UpstreamHeaderOptions): Promise<void> {
   const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
+  // Every method reaches routeCheck (the proxy's wildcard route) or, if no route has it, this.
+  const notFound = notFoundFor(table)
+  app.setNotFoundHandler(notFound)
   await app.register(async function proxy (context) {
     context.addHook('onRequest', async function routeCheck (request: FastifyRequest, reply: FastifyReply) {
-      const end = request.url.indexOf('?')
-      const route = table.match(end === -1 ? request.url : request.url.slice(0, end))
-      if (route === undefined) return await sendOpenApiError(reply, errors.noSuchApi())
-      if (!route.rule.methods.includes(request.method)) {
-        reply.header('allow', route.rule.methods.join(', '))
-        return await sendOpenApiError(reply, errors.methodNotAllowed(`use ${route.rule.methods.join(' or ')}`))
-      }
+      const path = pathOf(request.url)
+      const route = table.match(path)
+      if (route === undefined || !route.rule.methods.includes(request.method)) return await notFound(request, reply)
+      // Refused before the check, so that the caller's nonce stays unspent for a plain retry.
+      if (request.headers.upgrade !== undefined) return await sendOpenApiError(reply, errors.invalidRequest('protocol upgrades are not proxied'))
+      if (climbs(path)) return await sendOpenApiError(reply, errors.invalidRequest('the path has a .. segment'))
       return await route.check(request, reply)
     })
     await context.register(fastifyHttpProxy, {
       upstream,
       // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
-      replyOptions: { rewriteRequestHeaders, queryString: withoutToken },
+      replyOptions: {
+        rewriteRequestHeaders: (request, headers) => upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions),
+        queryString: upstreamQuery
+      },
       undici: UPSTREAM_POOL
     })
   })

@@ -20,6 +20,12 @@ function digest (text: string): string {
 
 export function buildSampleApi (): FastifyInstance {
   const api = Fastify({ logger: false })
+  // Like a real upstream, it takes whatever body a verified caller sends (the echo route shows it).
+  api.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => { done(null, body) })
+  api.setErrorHandler(async (error: { statusCode?: number, message: string }, _request, reply) => {
+    const status = error.statusCode ?? 500
+    return await reply.code(status).send({ result: 'error', description: status < 500 ? error.message : 'internal error', code: status })
+  })
   api.get('/user/profile', async (request) => {
     const { userId } = identity(request)
     return ok({ miliaoNick: `user-${digest(userId).slice(0, 8)}`, unionId: digest(`union:${userId}`).slice(0, 32), miliaoIcon: `https://avatar.example.invalid/${digest(userId).slice(0, 16)}.png` })

@@ -1,9 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import macgate, { type Store } from '../plugin/index.js'
 import { parseConfig, type GatewayConfig } from './config.js'
 import { registerDemo, type DemoClient } from './demo/routes.js'
 import { registerProxy } from './proxy.js'
 import { buildSampleApi } from './sample-api.js'
+import { frameworkErrors, handleError } from './error-answers.js'
 
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.js'
 export { UPSTREAM_POOL } from './proxy.js'
@@ -27,11 +31,21 @@ export interface GatewayOptions {
   demo?: DemoClient
 }
 
-/** The sample open API on a loopback port of its own, closed with the gateway. */
+/**
+ * The sample open API, which trusts the identity headers as a real upstream would: on a Unix socket
+ * in a directory only this user can enter (mkdtemp makes it 0700), never on a TCP port another
+ * local process could reach with spoofed headers. Closed and removed with the gateway.
+ */
 async function startSampleUpstream (app: FastifyInstance): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'macgate-sample-'))
+  const socketPath = join(directory, 'api.sock')
   const sample = buildSampleApi()
-  app.addHook('onClose', async () => await sample.close())
-  return await sample.listen({ port: 0, host: '127.0.0.1' })
+  app.addHook('onClose', async () => {
+    await sample.close()
+    await rm(directory, { recursive: true, force: true })
+  })
+  await sample.listen({ path: socketPath })
+  return `unix+http://${encodeURIComponent(socketPath)}/`
 }
 
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
@@ -41,8 +55,10 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
     // Never trust a client-supplied request id into the logs.
     requestIdHeader: false,
-    return503OnClosing: true
+    return503OnClosing: true,
+    frameworkErrors
   })
+  app.setErrorHandler(handleError)
   // While closing, a keep-alive connection is ended as soon as its last answer is out, so that
   // a client keeping it open cannot hold the shutdown (Fastify closes only those idle at the start).
   app.addHook('preClose', async () => {
@@ -50,10 +66,10 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     app.server.once('close', () => clearInterval(sweep))
   })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
   app.get('/healthz', async () => ({ status: 'ok' }))
-  await registerProxy(app, upstream ?? await startSampleUpstream(app), routes)
+  await registerProxy(app, upstream ?? await startSampleUpstream(app), routes, { forwardMethodOverride })
   await registerDemo(app, demo)
   return app
 }

@@ -38,9 +38,13 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
   if (scopes.length === 0) throw new RegistrationError('at least one scope is required')
   const unknown = scopes.find((scope) => !registry.has(scope))
   if (unknown !== undefined) throw new RegistrationError(`scope ${unknown} is not in the scope registry`)
-  const responseTypes: string[] = [...new Set(input.responseTypes ?? ['code', 'token'])]
+  // A client requiring PKCE gets only the code grant: the implicit grant has no PKCE.
+  const responseTypes: string[] = [...new Set(input.responseTypes ?? (input.requirePkce === true ? ['code'] : ['code', 'token']))]
   if (responseTypes.length === 0 || responseTypes.some((type) => type !== 'code' && type !== 'token')) {
     throw new RegistrationError('response types must be code, token or both')
+  }
+  if (input.requirePkce === true && responseTypes.includes('token')) {
+    throw new RegistrationError('a client requiring PKCE cannot use response type token (the implicit grant has no PKCE)')
   }
   for (const ttl of [input.accessTokenTtl, input.refreshTokenTtl]) {
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) throw new RegistrationError('token lifetimes must be whole seconds')
@@ -64,13 +68,34 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
 
 const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/
 
+function checkPassword (password: string): void {
+  if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
+}
+
 export async function createUser (store: Store, username: string, password: string): Promise<{ userId: string }> {
   if (!USERNAME.test(username)) throw new RegistrationError('username must be 1 to 64 letters, digits or . _ @ -')
-  if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
+  checkPassword(password)
   const userId = randomUUID()
   const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password), createdAt: Date.now() })
   if (!created) throw new RegistrationError(`username ${username} is taken`)
   return { userId }
+}
+
+/** A new password; every session of the user ends on every instance (sign in again). */
+export async function changePassword (store: Store, username: string, password: string): Promise<void> {
+  checkPassword(password)
+  const user = await store.getUserByName(username)
+  if (user === undefined || !await store.updateUser({ ...user, passwordHash: await hashPassword(password) })) {
+    throw new RegistrationError(`no user ${username}`)
+  }
+  await store.endSessions(user.id)
+}
+
+/** Removes the user; every session of theirs ends on every instance. */
+export async function removeUser (store: Store, username: string): Promise<{ userId: string }> {
+  const removed = await store.removeUser(username)
+  if (removed === undefined) throw new RegistrationError(`no user ${username}`)
+  return { userId: removed.id }
 }
 
 /**

@@ -20,7 +20,7 @@ export { settingsSchema } from './config/options.js'
 export { defaults, MAX_CODE_TTL, TEN_YEARS } from './core/defaults.js'
 export { errors, OAuthError, isOAuthError, toOAuthError, type OAuthErrorFactory } from './core/errors.js'
 export { escapeHtml, layout } from './core/html.js'
-export { SECURITY_HEADERS, securityHeaders, sendOpenApiError, sendPage } from './core/replies.js'
+export { SECURITY_HEADERS, securityHeaders, sendErrorPage, sendOpenApiError, sendPage, sendTokenBody, sendTokenError } from './core/replies.js'
 export { compileValidator, SchemaError } from './core/schema.js'
 export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope.js'
 export { MemoryStore } from './store/memory.js'
@@ -28,7 +28,7 @@ export { RedisStore, type RedisStoreOptions } from './store/redis.js'
 export type { ClientRecord, Store, UserRecord } from './store/store.js'
 export type { MacIdentity } from './mac/verify.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
-export { createUser, grantAccessToken, grantCode, registerClient, RegistrationError, type NewClient } from './admin.js'
+export { changePassword, createUser, grantAccessToken, grantCode, registerClient, RegistrationError, removeUser, type NewClient } from './admin.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -2,7 +2,6 @@
 // demo user, allow, and see the exchanged token and two signed open API calls on /demo/callback.
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 import t from 'tap'
 import { spawnSource } from './helpers/source.js'

@@ -1,5 +1,6 @@
 // A flood of malformed requests (deterministic, fixed seed): never a 500, never a crash, always
 // the contract's error shapes, never a redirect anywhere but to a registered redirect URI.
+import { seeded } from './helpers/seeded.js'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
 import { addClient, addUser, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.js'
@@ -8,15 +9,6 @@ const PREFIX = '&&&START&&&'
 const FORM = 'application/x-www-form-urlencoded'
 const REGISTERED_ORIGIN = new URL(REDIRECT_URI).origin
 
-/** mulberry32: a small seeded generator, so that every run sends the same requests. */
-function seeded (seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 type Pairs = Array<[string, string]> // names and values, already percent-encoded (or deliberately not)
 interface Flood { method: string, path: string, headers: Record<string, string>, body?: string, remoteAddress: string, label: string }

@@ -3,7 +3,6 @@
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { spawnSource } from './helpers/source.js'
 import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config.js'
@@ -16,18 +15,21 @@ const DEFAULTS = {
     { path: '/user/openidV2', methods: ['GET'], scopes: ['3'], match: 'all' },
     { path: '/user/phoneAndEmail', methods: ['GET'], scopes: ['4', '6'], match: 'any' }
   ],
+  forwardMethodOverride: false,
   nonceSkewMinutes: 5,
+  macQueryVariants: true,
   tokenCache: { max: 100_000, maxAgeMs: 300_000, negativeTtlMs: 10_000 },
   strictRedirectUri: false,
   codeTtl: 300,
   accessTokenTtl: 7_776_000,
   refreshTokenTtl: 315_360_000,
   signInRateLimit: 10,
+  clientAuthRateLimit: { perClient: 10, perAddress: 50 },
   secureCookies: false
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, secureCookies, nonceSkewMinutes, tokenCache)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, nonceSkewMinutes, macQueryVariants, tokenCache)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {

@@ -6,8 +6,8 @@ import { Agent, createServer as createHttpServer, get as httpGet, type IncomingM
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { spawnSource } from './helpers/source.js'
+import { collectStrays } from './helpers/strays.js'
 import t, { type Test } from 'tap'
 import { parseTokenResponse, signRequest, type TokenResponse } from '../plugin/client/index.js'
 import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.js'
@@ -23,19 +23,8 @@ const REVOKED = { result: 'error', description: 'access token invalid or expired
 const shared = process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== ''
 const own = { skip: shared ? 'stops and restarts Redis: needs a redis-server of its own, not REDIS_URL' : false }
 
-// The gateway must turn every store failure into an answer, never into a stray rejection.
-const strays: unknown[] = []
-const onStray = (reason: unknown): void => { strays.push(reason) }
-process.on('unhandledRejection', onStray)
-process.on('uncaughtException', onStray)
-t.teardown(() => {
-  process.off('unhandledRejection', onStray)
-  process.off('uncaughtException', onStray)
-})
-function noStrays (t: Test): void {
-  t.same(strays.map(String), [], 'no unhandled rejection or exception')
-}
-
+// Every store failure must become an answer, never a stray rejection.
+const strays = collectStrays(t)
 /** While Redis is down: the open API answers 503 96000 and the token endpoint its prefixed 96000, each within 3 s. */
 async function assertUnavailable (t: Test, gateway: LiveGateway, tokens: TokenResponse, clientId: string, clientSecret: string): Promise<void> {
   for (let round = 0; round < 3; round++) {
@@ -87,7 +76,7 @@ t.test('Redis stops under a gateway without a token cache', own, async (t) => {
   await serveAgain(t, gateway, gateway)
   const old = await signedGet(gateway.origin, '/user/profile', tokens)
   t.same(old.body, REVOKED, 'the token from before the restart is gone with the data')
-  noStrays(t)
+  strays.check(t)
 })
 
 t.test('Redis stops under two gateways with warm token caches', own, async (t) => {
@@ -120,7 +109,7 @@ t.test('Redis stops under two gateways with warm token caches', own, async (t) =
   t.ok(elapsed < 1000, `after the restart B still hears revocations: refused in ${elapsed} ms`)
   // Unknown tokens minted with the right secret are looked up and refused, not failed.
   t.same((await signedGet(b.origin, '/user/profile', { access_token: mintToken(secret, newGrantId()), mac_key: mintMacKey() })).body, REVOKED)
-  noStrays(t)
+  strays.check(t)
 })
 
 /** A cookie jar over fetch, reading each form's CSRF token, to walk the code flow over HTTP. */
@@ -241,5 +230,5 @@ t.test('SIGTERM drains the in-flight request, exits 0 and refuses new connection
 
 t.test('nothing was left to reject after the gateways closed', async (t) => {
   await new Promise((resolve) => setTimeout(resolve, 300))
-  noStrays(t)
+  strays.check(t)
 })

@@ -96,7 +96,9 @@ t.test('toOAuthError: ours kept, framework 4xx by status, anything else internal
   t.match(tooLarge, { errno: 96002, statusCode: 413, message: 'Request body is too large' })
   const teapot = toOAuthError(Object.assign(new Error('teapot'), { statusCode: 418 }))
   t.match(teapot, { errno: 96002, statusCode: 400 }, 'an unlisted 4xx is a bad request')
-  for (const thrown of [new Error('boom'), 'a string', null, Object.assign(new Error('x'), { statusCode: 502 })]) {
+  t.ok(errors.upstreamUnavailable.is(toOAuthError(Object.assign(new Error('ECONNREFUSED'), { statusCode: 503 }))), 'the proxy\'s 503 is the upstream\'s')
+  t.ok(errors.upstreamTimeout.is(toOAuthError(Object.assign(new Error('timeout'), { statusCode: 504 }))))
+  for (const thrown of [new Error('boom'), 'a string', null, Object.assign(new Error('x'), { statusCode: 500 })]) {
     const failure = toOAuthError(thrown)
     t.ok(errors.internal.is(failure), `${String(thrown)} is internal`)
     t.equal(failure.message, 'internal server error')

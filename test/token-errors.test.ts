@@ -71,7 +71,7 @@ t.test('redirect_uri: missing or not matching 96010; another registered URI than
 })
 
 t.test('code: missing 96002; unknown, forged or garbage 96013; another client\'s 96004', async (t) => {
-  const { app, store, client, code, params } = await setup(t)
+  const { app, store, code, params } = await setup(t)
   assertTokenError(t, await callToken(app, without(params, 'code')), 96002)
   assertTokenError(t, await callToken(app, { ...params, code: '' }), 96002)
   const flipped = code.slice(0, -1) + (code.endsWith('A') ? 'B' : 'A')

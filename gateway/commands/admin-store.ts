@@ -1,10 +1,11 @@
-import type { Store } from '../../plugin/index.js'
+import { errors, type Store } from '../../plugin/index.js'
 import { openStore } from '../stores.js'
 import { UsageError } from './usage.js'
 
 /** The store the environment names; an unreachable Redis is the operator's to fix: one line, exit 2. */
 export async function openCommandStore (): Promise<Store> {
   return await openStore().catch((error: unknown) => {
+    if (!errors.storeUnavailable.is(error)) throw new UsageError((error as Error).message)
     throw new UsageError(`cannot reach Redis at REDIS_URL (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message})`)
   })
 }

@@ -49,7 +49,13 @@ export async function startCommand (args: string[]): Promise<void> {
     logger: { level: process.env.LOG_LEVEL ?? 'info' }
   })
   app.addHook('onClose', async () => await store.close())
-  await app.listen({ port, host })
+  try {
+    await app.listen({ port, host })
+  } catch (error) {
+    // Close what was opened (the sample API's socket, Redis), so that the process exits now.
+    await app.close()
+    throw new UsageError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
   if (seeded !== undefined) process.stdout.write(seeded.banner)
 
   // SIGTERM and SIGINT drain in-flight requests, then close the store.

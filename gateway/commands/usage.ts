@@ -13,6 +13,8 @@ export const usage = `Usage: macgate <command>
   clients list [--json]
   clients remove ID
   users add --username NAME --password-stdin [--json]
+  users passwd --username NAME --password-stdin    (ends the user's sessions)
+  users remove NAME                                (ends the user's sessions)
 
 Environment: REDIS_URL (absent: embedded store, only inside \`macgate start\`),
 MACGATE_REDIS_PREFIX (default macgate:), MACGATE_SECRET (default: one kept in the store).

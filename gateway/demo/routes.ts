@@ -14,9 +14,11 @@ export interface DemoClient {
 
 const STATE_COOKIE = 'macgate_demo_state'
 
-function sameState (a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || a.length !== b.length) return false
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b))
+/** One state, equal to the cookie's, compared in constant time over bytes (not characters). */
+function sameState (given: unknown, expected: string | undefined): boolean {
+  if (typeof given !== 'string' || expected === undefined) return false
+  const [a, b] = [Buffer.from(given), Buffer.from(expected)]
+  return a.length === b.length && timingSafeEqual(a, b)
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { hashSecret, randomBase64Url } from '../core/credentials.js'
 import fastifyCsrf from '@fastify/csrf-protection'
 import fastifySecureSession from '@fastify/secure-session'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -10,33 +11,58 @@ export interface SignedInUser {
   username: string
 }
 
+/** What the cookie carries: which session, and whose (the store's record is found by both). */
+interface SessionPointer {
+  id: string
+  userId: string
+}
+
 declare module '@fastify/secure-session' {
   interface SessionData {
-    user: SignedInUser
+    signedIn: SessionPointer
   }
 }
 
+const SESSION_SECONDS = 24 * 3600
+
 /**
- * Sessions are encrypted cookies keyed from the server secret, so every gateway instance sharing
- * the store reads them without a session store. CSRF secrets live in the same session.
+ * The cookie is sealed under a key derived from the server secret and carries the CSRF secret and
+ * a session id; the session itself is a record in the store (only the id's hash), so that sign-out,
+ * removing the user or changing the password ends it on every instance at once.
  */
 export async function registerSessions (fastify: FastifyInstance, config: MacgateConfig): Promise<void> {
   const key = createHash('sha256').update('macgate session key\0').update(config.secret).digest()
   await fastify.register(fastifySecureSession, {
     key,
     cookieName: 'macgate_session',
-    expiry: 24 * 3600,
+    expiry: SESSION_SECONDS,
     cookie: { path: '/oauth2', httpOnly: true, sameSite: 'lax', secure: config.secureCookies }
   })
   await fastify.register(fastifyCsrf, { sessionPlugin: '@fastify/secure-session' })
 }
 
-/** The signed-in user, when the session names one that still exists. */
+/** Starts a session for the user: a fresh cookie (so that one planted before is worth nothing). */
+export async function startSession (config: MacgateConfig, request: FastifyRequest, user: SignedInUser): Promise<void> {
+  const id = randomBase64Url(32)
+  await config.store.saveSession(hashSecret(id), { userId: user.id, username: user.username, expiresAt: Date.now() + SESSION_SECONDS * 1000 })
+  request.session.regenerate()
+  request.session.set('signedIn', { id, userId: user.id })
+}
+
+/** Ends the request's session in the store and in the browser. */
+export async function endSession (config: MacgateConfig, request: FastifyRequest): Promise<void> {
+  const pointer = request.session.get('signedIn')
+  if (pointer !== undefined) await config.store.endSessions(pointer.userId, hashSecret(pointer.id))
+  request.session.delete()
+}
+
+/** The signed-in user, while the store still holds the session the cookie names. */
 export async function currentUser (config: MacgateConfig, request: FastifyRequest): Promise<SignedInUser | undefined> {
-  const user = request.session.get('user')
-  if (user === undefined) return undefined
-  const stored = await config.store.getUserByName(user.username)
-  return stored?.id === user.id ? user : undefined
+  const pointer = request.session.get('signedIn')
+  if (pointer === undefined || typeof pointer.id !== 'string' || typeof pointer.userId !== 'string') return undefined
+  const session = await config.store.getSession(hashSecret(pointer.id), pointer.userId)
+  if (session === undefined || session.expiresAt <= Date.now()) return undefined
+  return { id: session.userId, username: session.username }
 }
 
 /** Only the authorization endpoint is a place to return to after signing in: no open redirect. */

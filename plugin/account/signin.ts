@@ -4,7 +4,7 @@ import type { MacgateConfig } from '../config/options.js'
 import { single, type Params } from '../core/params.js'
 import { verifyPassword } from './password.js'
 import { signedInPage, signInPage } from './pages.js'
-import { safeReturnTo } from './session.js'
+import { endSession, safeReturnTo, startSession } from './session.js'
 
 /** GET shows the sign-in form; POST checks the password, then returns to the authorization. */
 export function signInRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
@@ -27,16 +27,14 @@ export function signInRoutes (fastify: FastifyInstance, config: MacgateConfig): 
       const page = signInPage({ csrf: reply.generateCsrf(), returnTo: returnTo ?? '', error: 'Wrong username or password.', username })
       return await sendPage(reply, page, 401)
     }
-    // A new session at sign-in, so that a session planted before it is worth nothing.
-    request.session.regenerate()
-    request.session.set('user', { id: user.id, username: user.username })
+    await startSession(config, request, { id: user.id, username: user.username })
     if (returnTo === undefined) return await sendPage(reply, signedInPage(user.username))
     return await reply.redirect(returnTo, 303)
   })
 
   fastify.post('/oauth2/signout', { preHandler: fastify.csrfProtection }, async (request, reply) => {
     const returnTo = safeReturnTo(((request.body ?? {}) as Params).return_to)
-    request.session.delete()
+    await endSession(config, request)
     const signIn = returnTo === undefined ? '/oauth2/signin' : `/oauth2/signin?${new URLSearchParams({ return_to: returnTo }).toString()}`
     return await reply.redirect(signIn, 303)
   })

@@ -18,10 +18,17 @@ export interface MacgateSettings {
   refreshTokenTtl?: number
   /** Sign-in attempts allowed per client address and minute. */
   signInRateLimit?: number
+  /** Failed client authentications at the token endpoint allowed per minute, per client_id and per address. */
+  clientAuthRateLimit?: { perClient?: number, perAddress?: number }
   /** Send the session cookie only over HTTPS; turn on behind TLS. */
   secureCookies?: boolean
   /** How far a nonce's minute may lie from ours, either way, in minutes. */
   nonceSkewMinutes?: number
+  /**
+   * Also accept a signature over the query as the Java SDK (form-encoded values) or the
+   * documentation (empty values left out) signs it. Wider: see contract §6. Default on.
+   */
+  macQueryVariants?: boolean
   /** The verifier's token LRU. */
   tokenCache?: { max?: number, maxAgeMs?: number, negativeTtlMs?: number }
 }
@@ -44,8 +51,10 @@ export interface MacgateConfig {
   accessTokenTtl: number
   refreshTokenTtl: number
   signInRateLimit: number
+  clientAuthRateLimit: { perClient: number, perAddress: number }
   secureCookies: boolean
   nonceSkewMinutes: number
+  macQueryVariants: boolean
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
 }
 
@@ -72,8 +81,18 @@ export const settingsSchema = {
     accessTokenTtl: { ...seconds, default: defaults.accessTokenTtl },
     refreshTokenTtl: { ...seconds, default: defaults.refreshTokenTtl },
     signInRateLimit: { type: 'integer', minimum: 1, default: defaults.signInRateLimit },
+    clientAuthRateLimit: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        perClient: { type: 'integer', minimum: 1, default: defaults.clientAuthRateLimit.perClient },
+        perAddress: { type: 'integer', minimum: 1, default: defaults.clientAuthRateLimit.perAddress }
+      }
+    },
     secureCookies: { type: 'boolean', default: defaults.secureCookies },
     nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
+    macQueryVariants: { type: 'boolean', default: defaults.macQueryVariants },
     tokenCache: {
       type: 'object',
       additionalProperties: false,

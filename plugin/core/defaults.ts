@@ -15,10 +15,14 @@ export const defaults = {
   refreshTokenTtl: TEN_YEARS,
   /** Sign-in attempts per client address and minute. */
   signInRateLimit: 10,
+  /** Failed client authentications at the token endpoint per minute (an address may host many clients). */
+  clientAuthRateLimit: { perClient: 10, perAddress: 50 },
   strictRedirectUri: false,
   secureCookies: false,
   /** How far a nonce's minute may lie from ours, either way. */
   nonceSkewMinutes: 5,
+  /** Accept the other SDKs' query forms too (contract §6). */
+  macQueryVariants: true,
   tokenCache: {
     /** Most tokens held; 0 turns the cache off. */
     max: 100_000,

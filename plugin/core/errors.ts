@@ -15,10 +15,18 @@ export class OAuthError extends Error {
   declare statusCode: number
   /** Whose move it is, for the person reading an error page. */
   declare advice: string
+  /** Seconds until a refused caller may try again (sent as Retry-After). */
+  declare retryAfter?: number
+}
+
+export interface ErrorOptions {
+  cause?: unknown
+  /** Seconds, for Retry-After. */
+  retryAfter?: number
 }
 
 export interface OAuthErrorFactory {
-  (description?: string, options?: { cause: unknown }): OAuthError
+  (description?: string, options?: ErrorOptions): OAuthError
   readonly errno: number
   readonly text: string
   readonly statusCode: number
@@ -44,10 +52,11 @@ interface Definition {
 function define (kind: string, { errno, code, text, statusCode, advice = ADVICE.client }: Definition): OAuthErrorFactory {
   const ErrorClass = createError(code, '%s', statusCode, OAuthError as unknown as ErrorConstructor)
   Object.assign(ErrorClass.prototype, { errno, advice, kind })
-  const make = (description = text, options?: { cause: unknown }): OAuthError => {
-    const error = (options === undefined ? new ErrorClass(description) : new ErrorClass(description, options)) as unknown as OAuthError
+  const make = (description = text, { cause, retryAfter }: ErrorOptions = {}): OAuthError => {
+    const error = (cause === undefined ? new ErrorClass(description) : new ErrorClass(description, { cause })) as unknown as OAuthError
     // @fastify/error sets the status on the instance; the kind's own is the only one there is.
     error.statusCode = statusCode
+    if (retryAfter !== undefined) error.retryAfter = retryAfter
     return error
   }
   // Kinds sharing a contract code share @fastify/error's instanceof: compare the kind instead.
@@ -82,6 +91,10 @@ export const errors = {
   /** A verified token without the scope a route needs. */
   scopeNotGranted: define('scopeNotGranted', { errno: 96012, code: 'OA_ACCESS_DENIED', text: 'scope not granted', statusCode: 403 }),
   invalidCode: define('invalidCode', { errno: 96013, code: 'OA_INVALID_CODE', text: 'code invalid or expired', statusCode: 400 }),
+  /** The gateway's upstream refused, reset or could not be reached (the open API's own 502). */
+  upstreamUnavailable: define('upstreamUnavailable', { errno: 502, code: 'OA_UPSTREAM_UNAVAILABLE', text: 'upstream unavailable', statusCode: 502, advice: ADVICE.unavailable }),
+  /** The upstream did not answer in time. */
+  upstreamTimeout: define('upstreamTimeout', { errno: 504, code: 'OA_UPSTREAM_TIMEOUT', text: 'upstream did not answer in time', statusCode: 504, advice: ADVICE.unavailable }),
   /** An open API path no route is configured for (the open API's own 404). */
   noSuchApi: define('noSuchApi', { errno: 404, code: 'OA_NO_SUCH_API', text: 'no such API', statusCode: 404 })
 } as const
@@ -101,10 +114,17 @@ const BY_STATUS: Record<number, OAuthErrorFactory> = {
   429: errors.tooManyRequests
 }
 
+// What the proxy's client (@fastify/reply-from) reports about the upstream.
+const UPSTREAM_BY_STATUS: Record<number, OAuthErrorFactory> = {
+  502: errors.upstreamUnavailable,
+  503: errors.upstreamUnavailable,
+  504: errors.upstreamTimeout
+}
+
 /**
  * Any thrown value as a member of the family: ours as it is; a framework error about the request
- * (4xx) as the kind of its status, keeping its message; anything else an internal error, whose
- * message stays out of the answer.
+ * (4xx) as the kind of its status, keeping its message; the proxy's word about its upstream as
+ * an upstream kind; anything else an internal error, whose message stays out of the answer.
  */
 export function toOAuthError (error: unknown): OAuthError {
   if (isOAuthError(error)) return error
@@ -112,5 +132,7 @@ export function toOAuthError (error: unknown): OAuthError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return (BY_STATUS[status] ?? errors.invalidRequest)((error as Error).message, { cause: error })
   }
+  const upstream = typeof status === 'number' ? UPSTREAM_BY_STATUS[status] : undefined
+  if (upstream !== undefined) return upstream(undefined, { cause: error })
   return errors.internal(undefined, { cause: error })
 }

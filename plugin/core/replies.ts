@@ -22,6 +22,7 @@ export async function sendPage (reply: FastifyReply, html: string, status = 200)
 }
 
 export async function sendErrorPage (reply: FastifyReply, error: OAuthError): Promise<FastifyReply> {
+  if (error.retryAfter !== undefined) reply.header('retry-after', error.retryAfter)
   return await sendPage(reply, errorPage(error), error.statusCode)
 }
 
@@ -38,6 +39,7 @@ export async function sendTokenBody (reply: FastifyReply, body: object, status =
 
 /** `status` replaces the error's own only for `tokenErrorStatus: 200` (legacy SDKs). */
 export async function sendTokenError (reply: FastifyReply, error: OAuthError, status = error.statusCode): Promise<FastifyReply> {
+  if (error.retryAfter !== undefined) reply.header('retry-after', error.retryAfter)
   return await sendTokenBody(reply, { error: error.errno, error_description: error.message }, status)
 }
 

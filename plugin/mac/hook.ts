@@ -13,6 +13,19 @@ export interface MacAuthOptions {
 /** An `onRequest` hook; a plain function, so that a caller's own hook can call it as well. */
 export type MacAuthHook = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
 
+/** RFC 9112 §3.2: more than one Host line is a 400. Node keeps the first; the signature covers one. */
+function repeatsHost (rawHeaders: string[]): boolean {
+  let seen = false
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true
+      seen = true
+    }
+  }
+  return false
+}
+
 function granted (scope: string[], required: string[], match: 'all' | 'any'): boolean {
   if (required.length === 0) return true
   return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
@@ -26,6 +39,7 @@ function granted (scope: string[], required: string[], match: 'all' | 'any'): bo
 export function macAuthHook (verifier: MacVerifier, { scopes = [], match = 'all' }: MacAuthOptions = {}): MacAuthHook {
   const missing = `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`
   return async function macAuth (request, reply) {
+    if (repeatsHost(request.raw.rawHeaders)) return await sendOpenApiError(reply, errors.invalidRequest('more than one Host header'))
     let identity: MacIdentity
     try {
       identity = await verifier.verify({

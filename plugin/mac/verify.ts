@@ -24,6 +24,8 @@ export interface MacRequest {
 export interface VerifierOptions {
   /** How far a nonce's minute may lie from ours, either way. */
   nonceSkewMinutes: number
+  /** Also accept the query forms other SDKs sign (contract §6): wider, see README's security notes. */
+  macQueryVariants: boolean
   tokenCache: TokenCacheOptions
 }
 
@@ -38,10 +40,12 @@ export class MacVerifier {
   readonly cache: TokenCache
   readonly #store: Store
   readonly #skew: number
+  readonly #variants: QueryVariant[]
 
-  constructor (store: Store, secret: string, { nonceSkewMinutes, tokenCache }: VerifierOptions) {
+  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache }: VerifierOptions) {
     this.#store = store
     this.#skew = nonceSkewMinutes
+    this.#variants = macQueryVariants ? VARIANTS : []
     this.cache = new TokenCache(store, secret, tokenCache)
   }
 
@@ -73,7 +77,7 @@ export class MacVerifier {
     if (macMatches(sign(primary), header.mac)) return true
     // Other SDKs sign the query differently; try their forms only when they differ.
     const tried = new Set([primary])
-    for (const variant of VARIANTS) {
+    for (const variant of this.#variants) {
       const query = canonicalQuery(request.rawQuery, variant)
       if (tried.has(query)) continue
       tried.add(query)
@@ -88,9 +92,12 @@ export class MacVerifier {
   }
 }
 
-/** A `token` parameter must be the header's token, a `clientId` parameter the token's client. */
+/**
+ * A `token` parameter must be the header's token, a `clientId` parameter the token's client: by
+ * their decoded names (`%74oken` is `token`), as the proxy's stripping reads them.
+ */
 function checkQueryBindings (rawQuery: string, accessToken: string, token: ActiveToken): void {
-  if (!rawQuery.includes('token=') && !rawQuery.includes('clientId=')) return
+  if (!rawQuery.includes('token') && !rawQuery.includes('clientId') && !rawQuery.includes('%')) return
   const params = new URLSearchParams(rawQuery)
   if (params.getAll('token').some((value) => value !== accessToken)) throw errors.accessDenied('token parameter does not match the access token')
   if (params.getAll('clientId').some((value) => value !== token.record.clientId)) throw errors.accessDenied('clientId parameter does not match the token')

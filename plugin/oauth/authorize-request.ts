@@ -62,6 +62,8 @@ function readResponseType (client: ClientRecord, query: Params): 'code' | 'token
   if (responseType === undefined || responseType === '') throw errors.invalidRequest('response_type is missing')
   if (responseType !== 'code' && responseType !== 'token') throw errors.unsupportedResponseType()
   if (!client.responseTypes.includes(responseType)) throw errors.unauthorizedClient()
+  // The implicit grant has no PKCE: a client registered as requiring it may not use it at all.
+  if (responseType === 'token' && client.requirePkce) throw errors.unauthorizedClient('this client requires PKCE, which the implicit grant cannot use')
   return responseType
 }
 

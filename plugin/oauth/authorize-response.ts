@@ -22,17 +22,18 @@ export interface CodeAuthorization extends Authorization {
 /** A new grant with its code, saved as the code grant's first step; resolves to the code. */
 export async function issueCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
   const grantId = newGrantId()
-  await config.store.openGrant(authorization.clientId, grantId)
+  const expiresAt = Date.now() + config.codeTtl * 1000
+  await config.store.trackGrant(authorization.clientId, grantId, expiresAt)
   const code = mintCode(config.secret, grantId)
-  await config.store.saveCode(hashSecret(code), { grantId, ...authorization, expiresAt: Date.now() + config.codeTtl * 1000 })
+  await config.store.saveCode(hashSecret(code), { grantId, ...authorization, expiresAt })
   return code
 }
 
 /** A new grant with an access token and no refresh token, as the implicit grant issues it. */
 export async function issueImplicitToken (config: MacgateConfig, authorization: Authorization, ttlSeconds: number) {
   const grantId = newGrantId()
-  await config.store.openGrant(authorization.clientId, grantId)
   const issued = issueAccessToken(config, { grantId, ...authorization }, ttlSeconds)
+  await config.store.trackGrant(authorization.clientId, grantId, issued.stored.record.expiresAt)
   await config.store.saveTokens({ grantId, access: issued.stored })
   return issued
 }

@@ -3,6 +3,7 @@ import { errors } from '../core/errors.js'
 import type { MacgateConfig } from '../config/options.js'
 import type { ClientRecord } from '../store/store.js'
 import { single, type Params } from '../core/params.js'
+import { ClientAuthThrottle } from './client-auth-throttle.js'
 import { isClientId, secretMatches } from '../core/credentials.js'
 
 interface Credentials {
@@ -42,12 +43,22 @@ function credentials (request: FastifyRequest, params: Params): Credentials {
   return { clientId, clientSecret }
 }
 
-/** The client, once its id and secret check out (96002, 96001, 96003 otherwise). */
+/**
+ * The client, once its id and secret check out (96002, 96001, 96003 otherwise), unless failures
+ * for this client or address are over their limit (429).
+ */
 export async function authenticateClient (config: MacgateConfig, request: FastifyRequest, params: Params): Promise<ClientRecord> {
   const { clientId, clientSecret } = credentials(request, params)
   if (!isClientId(clientId)) throw errors.invalidRequest('client_id malformed')
-  const client = await config.store.getClient(clientId)
-  if (client === undefined) throw errors.clientNotExists()
-  if (!secretMatches(clientSecret, client.secretHash)) throw errors.invalidClient()
+  const throttle = new ClientAuthThrottle(config, clientId, request.ip)
+  const [client] = await Promise.all([config.store.getClient(clientId), throttle.refuseIfBlocked()])
+  if (client === undefined) {
+    await throttle.failed({ knownClient: false })
+    throw errors.clientNotExists()
+  }
+  if (!secretMatches(clientSecret, client.secretHash)) {
+    await throttle.failed({ knownClient: true })
+    throw errors.invalidClient()
+  }
   return client
 }

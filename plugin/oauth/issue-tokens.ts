@@ -1,5 +1,5 @@
 import type { MacgateConfig } from '../config/options.js'
-import type { AccessTokenRecord, RefreshTokenRecord } from '../store/store.js'
+import type { AccessTokenRecord, RefreshTokenRecord, TokenRecords } from '../store/store.js'
 import { formatScope } from '../core/scope.js'
 import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from '../core/credentials.js'
 
@@ -8,6 +8,11 @@ export interface Grantee {
   clientId: string
   userId: string
   scope: string[]
+}
+
+/** When the last record of a token set expires: until then its grant must stay findable. */
+export function lastExpiry ({ access, refresh }: TokenRecords): number {
+  return Math.max(access.record.expiresAt, refresh?.record.expiresAt ?? 0)
 }
 
 /** A fresh access token and mac_key, and the record the store keeps of them. */

@@ -25,12 +25,20 @@ function parse (uri: string): URL | undefined {
   }
 }
 
+// Response parameters the server adds; one already in the URI would appear twice (RFC 6749 §3.1).
+const RESPONSE_PARAMETERS = ['code', 'state', 'error', 'error_description']
+
+function presetsResponse (url: URL): boolean {
+  return RESPONSE_PARAMETERS.some((name) => url.searchParams.has(name))
+}
+
 /** Why a URI cannot be registered as a redirect URI, or undefined when it can. */
 export function registrationProblem (uri: string): string | undefined {
   const url = parse(uri)
   if (url === undefined) return 'must be an absolute http(s) URI'
   if (uri.includes('#')) return 'must not have a fragment'
   if (url.username !== '' || url.password !== '') return 'must not carry credentials'
+  if (presetsResponse(url)) return `must not carry the response parameters ${RESPONSE_PARAMETERS.join(', ')}`
   if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) return 'http is allowed only for loopback hosts'
   return undefined
 }
@@ -39,7 +47,7 @@ export function registrationProblem (uri: string): string | undefined {
 export function matchRedirectUri (registered: string[], given: string, strict = false): string | undefined {
   if (strict) return registered.find((uri) => uri === given)
   const url = parse(given)
-  if (url === undefined || given.includes('#') || url.username !== '' || url.password !== '') return undefined
+  if (url === undefined || given.includes('#') || url.username !== '' || url.password !== '' || presetsResponse(url)) return undefined
   const path = rawPath(given)
   return registered.find((uri) => {
     const candidate = parse(uri)

@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events'
+import { errors } from '../core/errors.js'
 import { NonceSet } from './nonce-set.js'
 import type {
   AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord,
-  RevocationListener, Store, TokenRecords, UserRecord
+  RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
-// Rate-limit counters kept at most; past it the oldest go first (a flood of addresses cannot grow it).
+// Rate-limit counters and sessions kept at most; past it the oldest go first (a flood cannot grow them).
 const MAX_COUNTERS = 100_000
+const MAX_SESSIONS = 100_000
 
 /** A map whose entries expire on their own, like Redis keys with a TTL. */
 class ExpiringMap<V> {
@@ -32,6 +34,10 @@ class ExpiringMap<V> {
 
   expiresAt (key: string): number | undefined {
     return this.#entries.get(key)?.expiresAt
+  }
+
+  * entries (): Generator<[string, V]> {
+    for (const [key, entry] of this.#entries) yield [key, entry.value]
   }
 
   dropOldest (): void {
@@ -66,18 +72,26 @@ export class MemoryStore implements Store {
   readonly #clients = new Map<string, ClientRecord>()
   readonly #users = new Map<string, UserRecord>()
   readonly #consents = new Map<string, Set<string>>()
-  readonly #clientGrants = new Map<string, Set<string>>()
+  /** Per client: grant id → until when the grant may have live records. */
+  readonly #clientGrants = new Map<string, Map<string, number>>()
   readonly #grants = new Map<string, Grant>()
   readonly #codes = new ExpiringMap<CodeRecord>()
   readonly #accessTokens = new ExpiringMap<AccessTokenRecord>()
   readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
-  readonly #nonces = new NonceSet()
+  readonly #nonces: NonceSet
   readonly #counters = new ExpiringMap<{ count: number }>()
+  readonly #sessions = new ExpiringMap<SessionRecord>()
   readonly #revocations = new EventEmitter()
   #secret: string | undefined
   readonly #sweeper: NodeJS.Timeout
 
-  constructor ({ sweepIntervalMs = 60_000 } = {}) {
+  /**
+   * `maxNonces`: the most (token, nonce) pairs kept for replay detection, about 215 bytes each
+   * (the default, 1,000,000, is ~205 MiB: ~1,500 signed requests a second over the 11 minutes a
+   * nonce is kept); when that many are live, signed requests get 503.
+   */
+  constructor ({ sweepIntervalMs = 60_000, maxNonces = 1_000_000 } = {}) {
+    this.#nonces = new NonceSet(1000, maxNonces)
     this.#sweeper = setInterval(() => this.#sweep(), sweepIntervalMs).unref()
   }
 
@@ -96,7 +110,7 @@ export class MemoryStore implements Store {
 
   async removeClient (clientId: string): Promise<boolean> {
     if (!this.#clients.delete(clientId)) return false
-    for (const grantId of this.#clientGrants.get(clientId) ?? []) await this.revokeGrant(grantId)
+    for (const grantId of this.#clientGrants.get(clientId)?.keys() ?? []) await this.revokeGrant(grantId)
     this.#clientGrants.delete(clientId)
     return true
   }
@@ -112,6 +126,38 @@ export class MemoryStore implements Store {
     return user && structuredClone(user)
   }
 
+  async updateUser (user: UserRecord): Promise<boolean> {
+    if (!this.#users.has(user.username)) return false
+    this.#users.set(user.username, structuredClone(user))
+    return true
+  }
+
+  async removeUser (username: string): Promise<UserRecord | undefined> {
+    const user = this.#users.get(username)
+    if (user === undefined) return undefined
+    this.#users.delete(username)
+    await this.endSessions(user.id)
+    return structuredClone(user)
+  }
+
+  async saveSession (sessionHash: string, session: SessionRecord): Promise<void> {
+    if (this.#sessions.size >= MAX_SESSIONS) this.#sessions.dropOldest()
+    this.#sessions.set(sessionHash, structuredClone(session), session.expiresAt)
+  }
+
+  async getSession (sessionHash: string, userId: string): Promise<SessionRecord | undefined> {
+    const session = this.#sessions.get(sessionHash)
+    return session?.userId === userId ? structuredClone(session) : undefined
+  }
+
+  async endSessions (userId: string, sessionHash?: string): Promise<void> {
+    if (sessionHash !== undefined) {
+      if (this.#sessions.get(sessionHash)?.userId === userId) this.#sessions.delete(sessionHash)
+      return
+    }
+    for (const [hash, session] of this.#sessions.entries()) if (session.userId === userId) this.#sessions.delete(hash)
+  }
+
   async getConsent (userId: string, clientId: string): Promise<string[]> {
     return [...(this.#consents.get(`${userId}:${clientId}`) ?? [])]
   }
@@ -123,9 +169,9 @@ export class MemoryStore implements Store {
     this.#consents.set(key, granted)
   }
 
-  async openGrant (clientId: string, grantId: string): Promise<void> {
-    const grants = this.#clientGrants.get(clientId) ?? new Set()
-    this.#clientGrants.set(clientId, grants.add(grantId))
+  async trackGrant (clientId: string, grantId: string, until: number): Promise<void> {
+    const grants = this.#clientGrants.get(clientId) ?? new Map<string, number>()
+    this.#clientGrants.set(clientId, grants.set(grantId, Math.max(until, grants.get(grantId) ?? 0)))
   }
 
   async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
@@ -186,7 +232,9 @@ export class MemoryStore implements Store {
   }
 
   async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
-    return this.#nonces.add(`${tokenHash}:${nonce}`, ttlSeconds)
+    if (!this.#nonces.hasRoom()) throw errors.storeUnavailable('nonce store is full; try again shortly')
+    // 16 characters of the token hash (96 bits) tell tokens apart; a shorter key is a smaller set.
+    return this.#nonces.add(`${tokenHash.slice(0, 16)}:${nonce}`, ttlSeconds)
   }
 
   async countHit (key: string, windowMs: number): Promise<HitCount> {
@@ -199,6 +247,11 @@ export class MemoryStore implements Store {
     if (this.#counters.size >= MAX_COUNTERS) this.#counters.dropOldest()
     this.#counters.set(key, { count: 1 }, now + windowMs)
     return { count: 1, resetMs: windowMs }
+  }
+
+  async readHits (key: string): Promise<HitCount> {
+    const count = this.#counters.get(key)?.count ?? 0
+    return { count, resetMs: count === 0 ? 0 : this.#counters.expiresAt(key)! - Date.now() }
   }
 
   async serverSecret (proposed: string): Promise<string> {
@@ -247,12 +300,17 @@ export class MemoryStore implements Store {
   }
 
   #sweep (): void {
-    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#counters]) map.sweep()
+    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#counters, this.#sessions]) map.sweep()
     for (const [grantId, grant] of this.#grants) {
       const live = [...grant.codes].some((hash) => this.#codes.get(hash)) ||
         [...grant.accessTokens].some((hash) => this.#accessTokens.get(hash)) ||
         [...grant.refreshTokens].some((hash) => this.#refreshTokens.get(hash))
       if (!live) this.#grants.delete(grantId)
+    }
+    const now = Date.now()
+    for (const [clientId, grants] of this.#clientGrants) {
+      for (const [grantId, until] of grants) if (until <= now) grants.delete(grantId)
+      if (grants.size === 0) this.#clientGrants.delete(clientId)
     }
   }
 }

@@ -3,13 +3,24 @@
  * nonce could still be fresh. At ten thousand requests a second that is millions of entries, so
  * no object per entry, and no full scan: each second, entries are dropped from the oldest end
  * until one is still live (insertion order follows expiry closely; the rest go a little later).
+ * It holds at most `capacity` entries: when full of live ones, the caller must refuse the request
+ * (a nonce it cannot record is a replay it cannot detect).
  */
 export class NonceSet {
   readonly #expiries = new Map<string, number>()
   readonly #sweeper: NodeJS.Timeout
+  readonly capacity: number
 
-  constructor (sweepIntervalMs = 1000) {
+  constructor (sweepIntervalMs = 1000, capacity = Number.POSITIVE_INFINITY) {
+    this.capacity = capacity
     this.#sweeper = setInterval(() => this.#sweep(), sweepIntervalMs).unref()
+  }
+
+  /** False when every place is taken by a live entry, even after dropping the expired ones. */
+  hasRoom (): boolean {
+    if (this.#expiries.size < this.capacity) return true
+    this.#sweep()
+    return this.#expiries.size < this.capacity
   }
 
   /** True the first time `key` is seen while unexpired. */

@@ -110,6 +110,38 @@ local id = ARGV[1]
 redis.call('SREM', index, id)
 return redis.call('DEL', client)`
   },
+  // A client's grants, scored by until when each may have live records: pruned on every call, and
+  // the key itself expires with its last grant.
+  macgateTrackGrant: {
+    numberOfKeys: 1,
+    lua: `local grants = KEYS[1]
+local grantId, untilMs, nowMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', grants, '-inf', nowMs)
+redis.call('ZADD', grants, 'GT', untilMs, grantId)
+local last = redis.call('ZRANGE', grants, -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', grants, last[2])`
+  },
+  macgateSaveSession: {
+    numberOfKeys: 2,
+    lua: `${track}
+local session, sessions = KEYS[1], KEYS[2]
+local hash, record, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+redis.call('SET', session, record, 'EX', ttl)
+track(sessions, hash, ttl)`
+  },
+  // One session (a hash given) or every session of the user; all keys in the user's slot.
+  macgateEndSessions: {
+    numberOfKeys: 1,
+    lua: `local sessions = KEYS[1]
+local prefix, hash = ARGV[1], ARGV[2]
+if hash ~= '' then
+  redis.call('DEL', prefix .. hash)
+  redis.call('SREM', sessions, hash)
+  return
+end
+for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', prefix .. member) end
+redis.call('DEL', sessions)`
+  },
   // KEYS: nonce keys, all of one slot. ARGV: their ttls. Returns 1 for each first use, 0 for a replay.
   macgateUseNonces: {
     lua: `local fresh = {}
@@ -126,6 +158,12 @@ local windowMs = ARGV[1]
 local count = redis.call('INCR', counter)
 if count == 1 then redis.call('PEXPIRE', counter, windowMs) end
 return {count, redis.call('PTTL', counter)}`
+  },
+  // Returns {hits in the window, ms until it resets}; {0, -2} when there is no counter.
+  macgateReadHits: {
+    numberOfKeys: 1,
+    lua: `local counter = KEYS[1]
+return {tonumber(redis.call('GET', counter) or '0'), redis.call('PTTL', counter)}`
   },
   macgateServerSecret: {
     numberOfKeys: 1,

@@ -4,7 +4,7 @@ import { scripts, type ScriptName } from './redis-scripts.js'
 import { secondsUntil } from './store.js'
 import type {
   AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord,
-  RevocationListener, Store, TokenRecords, UserRecord
+  RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
 type Scripted = Redis & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
@@ -77,8 +77,8 @@ export class RedisStore implements Store {
     const removed = await reach(this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId))
     if (removed === 0) return false
     // Each grant lives in its own slot: revoke them one by one, each atomically.
-    const grantsKey = `${this.prefix}{c:${clientId}}:grants`
-    for (const grantId of await reach(this.redis.smembers(grantsKey))) await this.revokeGrant(grantId)
+    const grantsKey = this.#grantsKey(clientId)
+    for (const grantId of await reach(this.redis.zrange(grantsKey, '0', '-1'))) await this.revokeGrant(grantId)
     await reach(this.redis.del(grantsKey))
     return true
   }
@@ -91,6 +91,29 @@ export class RedisStore implements Store {
     return parse(await reach(this.redis.get(this.#userKey(username))))
   }
 
+  async updateUser (user: UserRecord): Promise<boolean> {
+    return await reach(this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'XX')) === 'OK'
+  }
+
+  async removeUser (username: string): Promise<UserRecord | undefined> {
+    const user = parse<UserRecord>(await reach(this.redis.getdel(this.#userKey(username))))
+    if (user !== undefined) await this.endSessions(user.id)
+    return user
+  }
+
+  async saveSession (sessionHash: string, session: SessionRecord): Promise<void> {
+    const ttl = secondsUntil(session.expiresAt)
+    await reach(this.redis.macgateSaveSession(this.#sessionKey(session.userId, sessionHash), this.#sessionsKey(session.userId), sessionHash, JSON.stringify(session), ttl))
+  }
+
+  async getSession (sessionHash: string, userId: string): Promise<SessionRecord | undefined> {
+    return parse(await reach(this.redis.get(this.#sessionKey(userId, sessionHash))))
+  }
+
+  async endSessions (userId: string, sessionHash?: string): Promise<void> {
+    await reach(this.redis.macgateEndSessions(this.#sessionsKey(userId), this.#sessionKey(userId, ''), sessionHash ?? ''))
+  }
+
   async getConsent (userId: string, clientId: string): Promise<string[]> {
     return await reach(this.redis.smembers(this.#consentKey(userId, clientId)))
   }
@@ -100,8 +123,8 @@ export class RedisStore implements Store {
     await reach(this.redis.sadd(this.#consentKey(userId, clientId), ...scopes))
   }
 
-  async openGrant (clientId: string, grantId: string): Promise<void> {
-    await reach(this.redis.sadd(`${this.prefix}{c:${clientId}}:grants`, grantId))
+  async trackGrant (clientId: string, grantId: string, until: number): Promise<void> {
+    await reach(this.redis.macgateTrackGrant(this.#grantsKey(clientId), grantId, until, Date.now()))
   }
 
   async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
@@ -203,6 +226,11 @@ export class RedisStore implements Store {
     return { count, resetMs: Math.max(0, resetMs) }
   }
 
+  async readHits (key: string): Promise<HitCount> {
+    const [count, resetMs] = await reach(this.redis.macgateReadHits(`${this.prefix}hits:${key}`)) as [number, number]
+    return { count, resetMs: Math.max(0, resetMs) }
+  }
+
   async serverSecret (proposed: string): Promise<string> {
     return await reach(this.redis.macgateServerSecret(`${this.prefix}secret`, proposed)) as string
   }
@@ -248,6 +276,18 @@ export class RedisStore implements Store {
 
   #userKey (username: string): string {
     return `${this.prefix}user:${username}`
+  }
+
+  #grantsKey (clientId: string): string {
+    return `${this.prefix}{c:${clientId}}:grants`
+  }
+
+  #sessionKey (userId: string, sessionHash: string): string {
+    return `${this.prefix}{u:${userId}}:session:${sessionHash}`
+  }
+
+  #sessionsKey (userId: string): string {
+    return `${this.prefix}{u:${userId}}:sessions`
   }
 
   #consentKey (userId: string, clientId: string): string {

@@ -34,6 +34,14 @@ export interface UserRecord {
   createdAt: number
 }
 
+/** A signed-in browser session; the cookie carries its id, the store only the id's hash. */
+export interface SessionRecord {
+  userId: string
+  username: string
+  /** Unix milliseconds. */
+  expiresAt: number
+}
+
 export interface CodeRecord {
   grantId: string
   clientId: string
@@ -106,13 +114,26 @@ export interface Store {
   /** False when the username is taken. */
   createUser (user: UserRecord): Promise<boolean>
   getUserByName (username: string): Promise<UserRecord | undefined>
+  /** Replaces an existing user's record (a new password); false when there is no such user. */
+  updateUser (user: UserRecord): Promise<boolean>
+  /** Deletes the user and ends every session of theirs; resolves to the record that was removed. */
+  removeUser (username: string): Promise<UserRecord | undefined>
+
+  saveSession (sessionHash: string, session: SessionRecord): Promise<void>
+  getSession (sessionHash: string, userId: string): Promise<SessionRecord | undefined>
+  /** Ends one session of the user, or (without a hash) all of them. */
+  endSessions (userId: string, sessionHash?: string): Promise<void>
 
   /** The scopes a user has already granted a client. */
   getConsent (userId: string, clientId: string): Promise<string[]>
   addConsent (userId: string, clientId: string, scopes: string[]): Promise<void>
 
-  /** Registers a new grant of a client, so that removing the client can revoke it. */
-  openGrant (clientId: string, grantId: string): Promise<void>
+  /**
+   * Remembers a grant of a client until `until` (Unix ms; a later call may only extend it), so that
+   * removing the client can revoke it. Grants whose time has passed are forgotten: the client's
+   * list holds only grants that may still have live records.
+   */
+  trackGrant (clientId: string, grantId: string, until: number): Promise<void>
 
   // Every record expires in the store at its `expiresAt`; no method takes a lifetime of its own.
   saveCode (codeHash: string, code: CodeRecord): Promise<void>
@@ -151,6 +172,8 @@ export interface Store {
    * of `windowMs`, and the counter is gone when it ends.
    */
   countHit (key: string, windowMs: number): Promise<HitCount>
+  /** A counter as it stands, without a hit; zero hits when there is none. */
+  readHits (key: string): Promise<HitCount>
 
   /** The server secret shared by every instance using this store: read, or created once. */
   serverSecret (proposed: string): Promise<string>

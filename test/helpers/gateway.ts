@@ -133,6 +133,8 @@ export interface Recorded {
   method: string
   url: string
   headers: IncomingHttpHeaders
+  /** The header lines as received: names as spelt, repeats kept. */
+  rawHeaders: string[]
   body: string
   socket: Socket
 }
@@ -145,7 +147,7 @@ export async function recordingUpstream (t: Test): Promise<{ url: string, reques
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
-      requests.push({ method: request.method!, url: request.url!, headers: request.headers, body, socket: request.socket })
+      requests.push({ method: request.method!, url: request.url!, headers: request.headers, rawHeaders: request.rawHeaders, body, socket: request.socket })
       response.setHeader('content-type', 'application/json')
       response.end(JSON.stringify({ result: 'ok', description: 'success', data: { n: requests.length, bytes: body.length }, code: 0 }))
     })

@@ -133,9 +133,10 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     const { record: client } = newClient()
     await store.saveClient(client)
     const [g1, g2, other] = [newGrantId(), newGrantId(), newGrantId()]
-    await store.openGrant(client.id, g1)
-    await store.openGrant(client.id, g2)
-    await store.openGrant('1000000000000000001', other)
+    const until = Date.now() + 3_600_000
+    await store.trackGrant(client.id, g1, until)
+    await store.trackGrant(client.id, g2, until)
+    await store.trackGrant('1000000000000000001', other, until)
     const code = newCode(g1, client.id)
     await store.saveCode(code.hash, code.record)
     const [i1, i2, i3] = [issue(g1, { clientId: client.id }), issue(g2, { clientId: client.id, refresh: false }), issue(other)]

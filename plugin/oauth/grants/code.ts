@@ -4,7 +4,7 @@ import type { MacgateConfig } from '../../config/options.js'
 import type { ClientRecord, CodeRecord } from '../../store/store.js'
 import { required, single, type Params } from '../../core/params.js'
 import { checkRedirectUri } from './redirect-check.js'
-import { issueTokenSet } from '../issue-tokens.js'
+import { issueTokenSet, lastExpiry } from '../issue-tokens.js'
 import { readOnce } from './use-once.js'
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
@@ -12,7 +12,11 @@ const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 /** RFC 7636 S256: the verifier must hash to the challenge remembered with the code. */
 function checkVerifier (code: CodeRecord, params: Params): void {
   const verifier = single(params, 'code_verifier')
-  if (code.codeChallenge === undefined) return
+  // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a downgrade attempt.
+  if (code.codeChallenge === undefined) {
+    if (verifier !== undefined) throw errors.invalidGrant('code_verifier sent for a code issued without code_challenge')
+    return
+  }
   if (verifier === undefined) throw errors.invalidGrant('code_verifier is required')
   if (!VERIFIER.test(verifier)) throw errors.invalidRequest('code_verifier malformed')
   const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'))
@@ -33,6 +37,8 @@ export async function exchangeCode (config: MacgateConfig, client: ClientRecord,
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
   const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope }, record.redirectUri, accessTtl, refreshTtl)
+  // Before the tokens exist, so that removing the client can always find their grant.
+  await store.trackGrant(client.id, grantId, lastExpiry(tokens))
   const result = await store.redeemCode(codeHash, tokens)
   if (result !== 'ok') throw errors.invalidCode(result === 'replayed' ? 'code already used' : undefined)
   return body

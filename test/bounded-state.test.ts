@@ -1,0 +1,96 @@
+// State that could grow without bound stays bounded: the embedded nonce set has a ceiling and
+// refuses (503) rather than skip the replay check when full; a client's grant list forgets grants
+// whose records can no longer be live.
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { buildGateway } from '../gateway/server.js'
+import { MemoryStore, RedisStore, type Store } from '../plugin/index.js'
+import { hashSecret, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.js'
+import { liveToken, signedInject } from './helpers/gateway.js'
+import { startRedis } from './helpers/redis.js'
+import { issue, SECRET } from './helpers/store-suite.js'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+function heapAfterGc (): number {
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed
+}
+
+t.test('the embedded nonce set under a flood stays under its ceiling, then refuses', async (t) => {
+  const ceiling = 200_000
+  const store = new MemoryStore({ maxNonces: ceiling })
+  t.teardown(async () => { await store.close() })
+  const tokenHash = hashSecret(mintToken(SECRET, newGrantId()))
+  const before = heapAfterGc()
+  let accepted = 0
+  let refused = 0
+  for (let i = 0; i < ceiling * 1.5; i++) {
+    try {
+      if (await store.useNonce(tokenHash, `${i}:${29_000_000}`, 600)) accepted++
+    } catch (error) {
+      t.match(error, { errno: 96000, statusCode: 503, message: 'nonce store is full; try again shortly' })
+      refused++
+      if (refused > 3) break
+    }
+  }
+  const grown = heapAfterGc() - before
+  t.equal(accepted, ceiling, 'every nonce up to the ceiling accepted')
+  t.ok(refused > 0, 'past it, refused with 503 rather than accepted unchecked')
+  t.comment(`${ceiling} live nonces: heap grew ${(grown / 2 ** 20).toFixed(1)} MiB, ${(grown / ceiling).toFixed(0)} bytes each`)
+  t.ok(grown < ceiling * 400, `the heap grew ${grown} bytes, under 400 bytes a nonce`)
+})
+
+t.test('a gateway on a full embedded nonce set answers 503 96000 past the ceiling', async (t) => {
+  const store = new MemoryStore({ maxNonces: 20 })
+  const app = await buildGateway({ store })
+  t.teardown(async () => {
+    await app.close()
+    await store.close()
+  })
+  const token = await liveToken(app)
+  const statuses: number[] = []
+  for (let i = 0; i < 25; i++) statuses.push((await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })).statusCode)
+  t.same(statuses.slice(0, 20), Array(20).fill(200))
+  t.same(statuses.slice(20), Array(5).fill(503))
+  const full = await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })
+  t.same(full.json(), { result: 'error', description: 'nonce store is full; try again shortly', code: 96000 })
+})
+
+t.test('Redis: a client\'s grant list drops grants past their time, and expires with its last one', async (t) => {
+  const redis = await startRedis(t)
+  const store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
+  t.teardown(async () => { await store.close() })
+  const key = `${redis.prefix}{c:1000000000000000001}:grants`
+  const [short, long] = [newGrantId(), newGrantId()]
+  await store.trackGrant('1000000000000000001', short, Date.now() + 300)
+  await store.trackGrant('1000000000000000001', long, Date.now() + 3_600_000)
+  await store.trackGrant('1000000000000000001', long, Date.now() + 1000)
+  t.ok(Number(await store.redis.zscore(key, long)) > Date.now() + 3_000_000, 'a later call never shortens a grant')
+  await sleep(400)
+  await store.trackGrant('1000000000000000001', newGrantId(), Date.now() + 600)
+  t.notOk((await store.redis.zrange(key, '0', '-1')).includes(short), 'the expired grant was pruned')
+  const other = `${redis.prefix}{c:1000000000000000002}:grants`
+  await store.trackGrant('1000000000000000002', newGrantId(), Date.now() + 200)
+  await sleep(400)
+  t.equal(await store.redis.exists(other), 0, 'the list is gone with its last grant')
+})
+
+t.test('embedded store: a client\'s grant list forgets grants past their time', async (t) => {
+  const store: Store = new MemoryStore({ sweepIntervalMs: 50 })
+  t.teardown(async () => { await store.close() })
+  const clientId = '1000000000000000003'
+  await store.saveClient({ id: clientId, name: 'a', secretHash: hashSecret(randomBase64Url(8)), redirectUris: ['https://a.example/cb'], scopes: ['1'], responseTypes: ['code'], requirePkce: false, createdAt: Date.now() })
+  const [forgotten, kept] = [issue(newGrantId(), { clientId }), issue(newGrantId(), { clientId })]
+  await store.trackGrant(clientId, forgotten.grantId, Date.now() + 100)
+  await store.trackGrant(clientId, kept.grantId, Date.now() + 3_600_000)
+  for (const issued of [forgotten, kept]) await store.saveTokens(issued.set)
+  await sleep(300)
+  await store.removeClient(clientId)
+  t.equal(await store.getAccessToken(kept.accessHash, kept.grantId), undefined, 'a tracked grant is revoked with its client')
+  t.ok(await store.getAccessToken(forgotten.accessHash, forgotten.grantId), 'a grant past its time was no longer listed')
+})
