@@ -101,3 +101,33 @@ export function codeExchanges (client: { clientId: string, clientSecret: string,
     return request
   }
 }
+
+/**
+ * Draws indexes 0 to n - 1 by a Zipf law (s = 1): index k with a weight 1 / (k + 1), so index 0 is
+ * the hottest. The cumulative weights are summed once; each draw is a binary search of a uniform number.
+ */
+export function zipf (n: number): () => number {
+  const cumulative = new Float64Array(n)
+  let total = 0
+  for (let k = 0; k < n; k++) {
+    total += 1 / (k + 1)
+    cumulative[k] = total
+  }
+  return () => {
+    const target = Math.random() * total
+    let low = 0
+    let high = n - 1
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (cumulative[middle]! < target) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+}
+
+/** Each request signed afresh with a token of the population, drawn by a Zipf law: a few hot, most rare. */
+export function zipfSigned (base: string, path: string, population: Credentials[]) {
+  const draw = zipf(population.length)
+  return (request: AutocannonRequest): AutocannonRequest => signed(base, path, population[draw()]!)(request)
+}

@@ -5,22 +5,38 @@
 /** Servers with nothing to seed: the upstream and the plain proxy baseline. */
 export type ServerKind = 'upstream' | 'proxy'
 
-/** The gateway on each store, seeded with a client and a live token; `cold` has no token LRU. */
-export type GatewayKind = 'gateway-memory' | 'gateway-redis' | 'gateway-cold'
+/**
+ * The gateway on each store, seeded with a client and a live token; `cold` has no token LRU; `mix`
+ * has a small one, in front of a population of tokens made on request; `shipped` is built as
+ * `macgate start` builds it, logging at info to a file.
+ */
+export type GatewayKind = 'gateway-memory' | 'gateway-redis' | 'gateway-cold' | 'gateway-mix' | 'gateway-shipped'
 
 export type TargetKind = ServerKind | GatewayKind
 
-const GATEWAY_KINDS = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold'] satisfies GatewayKind[])
+const GATEWAY_KINDS = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold', 'gateway-mix', 'gateway-shipped'] satisfies GatewayKind[])
 
 /** Kinds come in on command lines, as plain strings. */
 export function isGatewayKind (kind: string): kind is GatewayKind {
   return GATEWAY_KINDS.has(kind)
 }
 
-/** What the runner asks: the target's CPU time so far, or (of a gateway) fresh authorization codes. */
+/**
+ * What the runner asks: the target's CPU time so far; of a gateway, fresh authorization codes, its
+ * token LRU's counts so far, or a population of `count` tokens, their credentials written to `file`
+ * (tens of megabytes: a file is quicker than one IPC message of that size).
+ */
 export type RunnerMessage =
   | { type: 'cpu' }
   | { type: 'codes', count: number }
+  | { type: 'cache' }
+  | { type: 'population', count: number, file: string }
+
+/** The token LRU's lookups so far: answered from it, and not. */
+export interface CacheStats {
+  hits: number
+  misses: number
+}
 
 /** What the runner needs of a seeded gateway: a client to exchange codes as, and a token to sign with. */
 export interface Seed {
@@ -45,14 +61,17 @@ export type TargetMessage =
   | Ready
   | { type: 'cpu', micros: number }
   | { type: 'codes', codes: string[] }
+  | ({ type: 'cache' } & CacheStats)
+  /** The population is in the file: one `accessToken macKey` line per token; made in `millis`. */
+  | { type: 'population', millis: number }
   | { type: 'error', message: string }
 
 export function isGatewayReady (ready: Ready): ready is GatewayReady {
   return 'accessToken' in ready
 }
 
-const RUNNER_TYPES = new Set<string>(['cpu', 'codes'] satisfies Array<RunnerMessage['type']>)
-const TARGET_TYPES = new Set<string>(['ready', 'cpu', 'codes', 'error'] satisfies Array<TargetMessage['type']>)
+const RUNNER_TYPES = new Set<string>(['cpu', 'codes', 'cache', 'population'] satisfies Array<RunnerMessage['type']>)
+const TARGET_TYPES = new Set<string>(['ready', 'cpu', 'codes', 'cache', 'population', 'error'] satisfies Array<TargetMessage['type']>)
 
 function typed (message: unknown, types: Set<string>): boolean {
   return typeof message === 'object' && message !== null && 'type' in message && typeof message.type === 'string' && types.has(message.type)

@@ -1,8 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { cpus } from 'node:os'
-import { isGatewayReady, isTargetMessage, type GatewayKind, type GatewayReady, type Ready, type RunnerMessage, type ServerKind, type ServerReady, type TargetKind, type TargetMessage } from './messages.js'
+import type { Credentials } from './load.js'
+import { isGatewayReady, isTargetMessage, type CacheStats, type GatewayKind, type GatewayReady, type Ready, type RunnerMessage, type ServerKind, type ServerReady, type TargetKind, type TargetMessage } from './messages.js'
 import { childNodeArgs, sibling } from './paths.js'
 
 // The gateway (or proxy) under test gets core 0; the load generator, the upstream and Redis core 1.
@@ -26,9 +28,19 @@ export interface Target<R extends ServerReady = Ready> {
   stop (signal?: NodeJS.Signals): Promise<void>
 }
 
+/** Live tokens made in the gateway's store, and how long making them took. */
+export interface Population {
+  credentials: Credentials[]
+  seconds: number
+}
+
 export interface Gateway extends Target<GatewayReady> {
   /** `count` fresh authorization codes of the seeded client, bound to its redirect URI. */
   codes (count: number): Promise<string[]>
+  /** The token LRU's lookups so far, answered from it and not. */
+  cache (): Promise<CacheStats>
+  /** `count` live tokens over many clients and users, passed through `file` (removed once read). */
+  population (count: number, file: string): Promise<Population>
 }
 
 const TARGET = sibling('target')
@@ -112,8 +124,23 @@ export async function startGateway (kind: GatewayKind, core: number, args: strin
   return {
     ...target,
     ready,
-    codes: async (count) => await ask(child, kind, { type: 'codes', count }, (answer) => answer.type === 'codes' ? answer.codes : undefined)
+    codes: async (count) => await ask(child, kind, { type: 'codes', count }, (answer) => answer.type === 'codes' ? answer.codes : undefined),
+    cache: async () => await ask(child, kind, { type: 'cache' }, (answer) => answer.type === 'cache' ? { hits: answer.hits, misses: answer.misses } : undefined),
+    population: async (count, file) => {
+      const millis = await ask(child, kind, { type: 'population', count, file }, (answer) => answer.type === 'population' ? answer.millis : undefined)
+      return { credentials: await readCredentials(file), seconds: millis / 1000 }
+    }
   }
+}
+
+/** One `accessToken macKey` line per token, as bench/population.ts writes them. */
+async function readCredentials (file: string): Promise<Credentials[]> {
+  const text = await readFile(file, 'utf8')
+  await rm(file)
+  return text.split('\n').filter((line) => line !== '').map((line) => {
+    const [accessToken = '', macKey = ''] = line.split(' ')
+    return { accessToken, macKey }
+  })
 }
 
 export async function freePort (): Promise<number> {

@@ -14,6 +14,10 @@ export interface ScenarioResult {
   redisPerRequest?: number
   /** rps ÷ the baseline's rps. */
   ratio?: number
+  /** Of the measured requests' token lookups, the share the token LRU answered (the mix scenario). */
+  lruHitRatio?: number
+  /** Bytes of log written per measured request (the shipped gateway, logging to a file). */
+  logBytesPerRequest?: number
   rounds: number
 }
 
@@ -38,9 +42,27 @@ export interface Report {
   connections: number
   scenarios: ScenarioResult[]
   targets: TargetResult[]
+  /** The mix scenario's live tokens, made once before any measurement, and its token LRU's size. */
+  populationTokens?: number
+  tokenLruMax?: number
+  /** How long making them took (outside the measured time), seconds. */
+  populationSeconds?: number
 }
 
 const fixed = (value: number, digits: number): string => value.toFixed(digits)
+
+const count = (value: number): string => value.toLocaleString('en-US')
+
+/** What some scenarios measure beyond the columns, a line each, under the table. */
+function notes (report: Report): string[] {
+  return report.scenarios.flatMap((s) => [
+    ...(s.lruHitRatio === undefined ? [] : [`${s.id} ${s.name}: token LRU hit ratio ${fixed(s.lruHitRatio, 3)} over the measured requests`]),
+    ...(s.lruHitRatio === undefined || report.populationSeconds === undefined
+      ? []
+      : [`${s.id} population: ${count(report.populationTokens ?? 0)} live tokens, LRU of ${count(report.tokenLruMax ?? 0)}, created in ${fixed(report.populationSeconds, 1)} s (pipelined, outside the measured time)`]),
+    ...(s.logBytesPerRequest === undefined ? [] : [`${s.id} ${s.name}: ${fixed(s.logBytesPerRequest, 0)} bytes of log per request`])
+  ])
+}
 
 export function table (report: Report): string {
   const head = ['scenario', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req', 'Redis/req', 'errors', 'non-2xx']
@@ -51,8 +73,10 @@ export function table (report: Report): string {
   const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
   const line = (cells: string[]): string => `| ${cells.map((cell, column) => column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)).join(' | ')} |`
   const targets = report.targets.map((target) => `| ${target.met ? 'met' : 'MISSED'} | ${target.name} | ${target.goal} | ${fixed(target.value, 3)} |`)
+  const noted = notes(report)
   return [
     line(head), `|${widths.map((width, column) => column === 0 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`).join('|')}|`, ...rows.map(line),
+    ...(noted.length === 0 ? [] : ['', ...noted.map((note) => `- ${note}`)]),
     '', '| | target | goal | measured |', '|---|---|---|---:|', ...targets
   ].join('\n')
 }

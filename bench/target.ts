@@ -1,23 +1,28 @@
 // One server under test, in a process of its own so that it can be pinned to a core and its CPU
 // time read apart from the load generator's. Started by bench/processes.ts with the kind to serve
-// (a TargetKind of bench/messages.ts), the upstream URL and, for the gateways on Redis, Redis's.
-// It sends `ready` once it listens, then answers the runner's messages: `cpu`, and of a gateway `codes`.
+// (a TargetKind of bench/messages.ts), the upstream URL, Redis's URL for the gateways on Redis, and
+// one more argument: the mix's token LRU size, or the shipped gateway's log file. It sends `ready`
+// once it listens, then answers the runner's messages: `cpu`, and of a gateway `codes`, `cache`, `population`.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildGateway, UPSTREAM_POOL } from '../gateway/server.js'
+import { buildGateway, openStore, parseConfig, UPSTREAM_POOL } from '../gateway/server.js'
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.js'
-import { isGatewayKind, isRunnerMessage, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.js'
+import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.js'
+import { createPopulation } from './population.js'
 
-const [kind = 'upstream', upstream = '', redisUrl = ''] = process.argv.slice(2)
+const [kind = 'upstream', upstream = '', redisUrl = '', option = ''] = process.argv.slice(2)
 const REDIRECT_URI = 'https://bench.example/callback'
 const USER_ID = 'bench-user'
 
-/** A listening target: what it tells the runner, and (a gateway) how it makes codes. */
+/** A listening target: what it tells the runner, and (a gateway) how it makes codes and tokens. */
 interface Served {
   ready: Ready
   codes?: (count: number) => Promise<string[]>
+  cache?: () => CacheStats
+  /** Resolves to how long making the tokens took, ms. */
+  population?: (count: number, file: string) => Promise<number>
 }
 
 function send (message: TargetMessage): void {
@@ -54,10 +59,28 @@ async function buildTarget (store: Store, lruMax: number): Promise<FastifyInstan
   })
 }
 
+/**
+ * As `macgate start --config` builds it: the store from the environment it reads, the config as
+ * a file with only upstream and routes would give it, and its default log level, here into a file.
+ */
+async function buildShipped (logFile: string): Promise<{ app: FastifyInstance, store: Store }> {
+  if (logFile === '') throw new Error('gateway-shipped needs a log file')
+  const store = await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-shipped:' })
+  const config = parseConfig({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'] }] })
+  return { app: await buildGateway({ store, config, logger: { level: 'info', file: logFile } }), store }
+}
+
+async function buildKind (gateway: GatewayKind): Promise<{ app: FastifyInstance, store: Store }> {
+  if (gateway === 'gateway-shipped') return await buildShipped(option)
+  const store = gateway === 'gateway-memory' ? new MemoryStore() : await new RedisStore(redisUrl, { prefix: `bench:${gateway}:` }).connect()
+  const lruMax = gateway === 'gateway-cold' ? 0 : gateway === 'gateway-mix' ? Number(option) : 100_000
+  if (!Number.isSafeInteger(lruMax) || lruMax < 0) throw new Error(`${gateway} needs its token LRU's size, not ${option}`)
+  return { app: await buildTarget(store, lruMax), store }
+}
+
 /** A gateway seeded through the plugin's package entry, as an operator would seed one. */
 async function serveGateway (gateway: GatewayKind): Promise<Served> {
-  const store = gateway === 'gateway-memory' ? new MemoryStore() : await new RedisStore(redisUrl, { prefix: `bench:${gateway}:` }).connect()
-  const app = await buildTarget(store, gateway === 'gateway-cold' ? 0 : 100_000)
+  const { app, store } = await buildKind(gateway)
   const port = await listen(app)
   const config = app.macgate
   const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), { name: 'bench', redirectUris: [REDIRECT_URI], scope: '1 3' })
@@ -66,7 +89,9 @@ async function serveGateway (gateway: GatewayKind): Promise<Served> {
   return {
     ready: { type: 'ready', port, clientId: client.id, clientSecret, redirectUri: REDIRECT_URI, accessToken, macKey },
     // Saved as the authorize endpoint saves them, all at once.
-    codes: async (count) => await Promise.all(Array.from({ length: count }, code))
+    codes: async (count) => await Promise.all(Array.from({ length: count }, code)),
+    cache: () => ({ ...app.macVerifier.cache.stats }),
+    population: async (count, file) => await createPopulation(config, count, file)
   }
 }
 
@@ -86,6 +111,12 @@ async function answer (message: RunnerMessage, served: Served): Promise<TargetMe
     case 'codes':
       if (served.codes === undefined) return { type: 'error', message: `${kind} makes no codes` }
       return { type: 'codes', codes: await served.codes(message.count) }
+    case 'cache':
+      if (served.cache === undefined) return { type: 'error', message: `${kind} has no token LRU` }
+      return { type: 'cache', ...served.cache() }
+    case 'population':
+      if (served.population === undefined) return { type: 'error', message: `${kind} makes no tokens` }
+      return { type: 'population', millis: await served.population(message.count, message.file) }
   }
 }
 

@@ -1,16 +1,18 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import macgate, { type Store } from '../plugin/index.js'
 import { parseConfig, type GatewayConfig } from './config.js'
 import { registerDemo, type DemoClient } from './demo/routes.js'
 import { registerProxy } from './proxy.js'
 import { buildSampleApi } from './sample-api.js'
+import { registerAccessLog } from './access-log.js'
 import { frameworkErrors, handleError } from './error-answers.js'
 
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.js'
 export { UPSTREAM_POOL } from './proxy.js'
+export { openStore } from './stores.js'
 export type { DemoClient } from './demo/routes.js'
 
 /** Request logs keep the path and drop the query: codes, secrets and tokens travel there. */
@@ -55,10 +57,13 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
     // Never trust a client-supplied request id into the logs.
     requestIdHeader: false,
+    // One access line per request (access-log.ts), not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     frameworkErrors
   })
   app.setErrorHandler(handleError)
+  if (logger !== false) registerAccessLog(app)
   // While closing, a keep-alive connection is ended as soon as its last answer is out, so that
   // a client keeping it open cannot hold the shutdown (Fastify closes only those idle at the start).
   app.addHook('preClose', async () => {

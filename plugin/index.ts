@@ -41,6 +41,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by a `macAuth` hook once the request is verified. */
     macIdentity: MacIdentity | null
+    /** Why a `macAuth` hook refused the request (the answer's description), for access logs. */
+    macRejection: string | null
   }
 }
 
@@ -80,6 +82,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   fastify.decorate('macVerifier', verifier)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, authOptions))
   fastify.decorateRequest('macIdentity', null)
+  fastify.decorateRequest('macRejection', null)
   await fastify.register(async function oauthEndpoints (endpoints) {
     strictFormParser(endpoints)
     // Counted in the store itself: every instance together, and an outage is the store's 503.

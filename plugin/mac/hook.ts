@@ -26,7 +26,7 @@ function repeatsHost (rawHeaders: string[]): boolean {
   return false
 }
 
-function granted (scope: string[], required: string[], match: 'all' | 'any'): boolean {
+function granted (scope: readonly string[], required: string[], match: 'all' | 'any'): boolean {
   if (required.length === 0) return true
   return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
 }
@@ -51,9 +51,11 @@ export function macAuthHook (verifier: MacVerifier, { scopes = [], match = 'all'
     } catch (error) {
       const failure = toOAuthError(error)
       if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
+      request.macRejection = failure.message
       return await sendOpenApiError(reply, failure)
     }
     if (!granted(identity.scope, scopes, match)) {
+      request.macRejection = missing
       return await sendOpenApiError(reply, errors.scopeNotGranted(missing))
     }
     request.macIdentity = identity

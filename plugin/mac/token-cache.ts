@@ -2,11 +2,21 @@ import { LRUCache } from 'lru-cache'
 import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.js'
 import type { AccessTokenRecord, Store } from '../store/store.js'
 
-/** An access token that was live when read, with its mac_key opened. */
+/** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
+export interface MacIdentity {
+  readonly openId: string
+  readonly clientId: string
+  readonly userId: string
+  readonly scope: readonly string[]
+}
+
+/** An access token that was live when read, with its mac_key opened and its identity made once. */
 export interface ActiveToken {
   hash: string
   macKey: string
   record: AccessTokenRecord
+  /** Frozen: shared by every request that presents the token while it is cached. */
+  identity: MacIdentity
 }
 
 export interface TokenCacheOptions {
@@ -28,6 +38,10 @@ function isActive (entry: Entry | undefined): entry is ActiveToken {
   return entry !== undefined && 'record' in entry
 }
 
+function live (entry: Entry | undefined): ActiveToken | undefined {
+  return isActive(entry) && entry.record.expiresAt > Date.now() ? entry : undefined
+}
+
 /**
  * The hot in-process LRU in front of the store's token reads, keyed by the token itself: a hit
  * costs one map lookup, no hashing. Concurrent misses for one token share one store read
@@ -44,6 +58,8 @@ export class TokenCache {
   readonly #negativeTtlMs: number
   /** Resolves once revocations from other instances are being received. */
   readonly ready: Promise<void>
+  /** Lookups answered from the cache, and those that went on to a store read or a refusal. */
+  readonly stats = { hits: 0, misses: 0 }
 
   constructor (store: Store, secret: string, { max, maxAgeMs, negativeTtlMs }: TokenCacheOptions) {
     this.#store = store
@@ -76,10 +92,18 @@ export class TokenCache {
     })
   }
 
-  /** The live token, or undefined when it is not ours, unknown, expired or revoked. */
-  async lookup (accessToken: string): Promise<ActiveToken | undefined> {
-    const entry = this.#lru?.get(accessToken) ?? await this.#miss(accessToken)
-    return isActive(entry) && entry.record.expiresAt > Date.now() ? entry : undefined
+  /**
+   * The live token, or undefined when it is not ours, unknown, expired or revoked: at once on a
+   * cache hit, through a promise on a miss.
+   */
+  lookup (accessToken: string): ActiveToken | undefined | Promise<ActiveToken | undefined> {
+    const entry = this.#lru?.get(accessToken)
+    if (entry !== undefined) {
+      this.stats.hits++
+      return live(entry)
+    }
+    this.stats.misses++
+    return this.#miss(accessToken).then(live)
   }
 
   async #miss (accessToken: string): Promise<Entry | undefined> {
@@ -98,6 +122,8 @@ export class TokenCache {
   async #read (token: string, hash: string, grantId: string): Promise<Entry> {
     const record = await this.#store.getAccessToken(hash, grantId)
     if (record === undefined || record.expiresAt <= Date.now()) return { hash }
-    return { hash, record, macKey: openMacKey(token, record.macKeySealed) }
+    const { openId, clientId, userId, scope } = record
+    const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
+    return { hash, record, macKey: openMacKey(token, record.macKeySealed), identity }
   }
 }

@@ -1,16 +1,10 @@
 import { errors } from '../core/errors.js'
 import type { Store } from '../store/store.js'
-import { TokenCache, type ActiveToken, type TokenCacheOptions } from './token-cache.js'
+import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
 
-/** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
-export interface MacIdentity {
-  openId: string
-  clientId: string
-  userId: string
-  scope: string[]
-}
+export type { MacIdentity } from './token-cache.js'
 
 export interface MacRequest {
   method: string
@@ -52,7 +46,9 @@ export class MacVerifier {
   async verify ({ method, host, url, authorization }: MacRequest): Promise<MacIdentity> {
     if (authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(authorization)
-    const token = await this.cache.lookup(header.accessToken)
+    // A hit is answered without a promise: this runs on every request.
+    const found = this.cache.lookup(header.accessToken)
+    const token = found instanceof Promise ? await found : found
     if (token === undefined) throw errors.invalidToken()
 
     const queryStart = url.indexOf('?')
@@ -67,8 +63,7 @@ export class MacVerifier {
     if (!await this.#store.useNonce(token.hash, header.nonce, this.#nonceTtl(header.minutes))) {
       throw errors.accessDenied('nonce already used')
     }
-    const { openId, clientId, userId, scope } = token.record
-    return { openId, clientId, userId, scope }
+    return token.identity
   }
 
   #macMatches (header: MacHeader, macKey: string, request: { method: string, host: string, path: string, rawQuery: string }): boolean {

@@ -142,7 +142,7 @@ end
 for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', prefix .. member) end
 redis.call('DEL', sessions)`
   },
-  // KEYS: nonce keys, all of one slot. ARGV: their ttls. Returns 1 for each first use, 0 for a replay.
+  // KEYS: nonce keys (all of one slot on a cluster). ARGV: their ttls. Returns 1 for each first use, 0 for a replay.
   macgateUseNonces: {
     lua: `local fresh = {}
 for i, key in ipairs(KEYS) do
@@ -158,12 +158,6 @@ local windowMs = ARGV[1]
 local count = redis.call('INCR', counter)
 if count == 1 then redis.call('PEXPIRE', counter, windowMs) end
 return {count, redis.call('PTTL', counter)}`
-  },
-  // Returns {hits in the window, ms until it resets}; {0, -2} when there is no counter.
-  macgateReadHits: {
-    numberOfKeys: 1,
-    lua: `local counter = KEYS[1]
-return {tonumber(redis.call('GET', counter) or '0'), redis.call('PTTL', counter)}`
   },
   macgateServerSecret: {
     numberOfKeys: 1,

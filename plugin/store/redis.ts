@@ -7,6 +7,9 @@ import type {
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
+/** One Redis serves every slot: the turn's nonces go in one batch (a cluster would key by slot). */
+const SINGLE_BATCH = 'all'
+
 type Scripted = Redis & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
 
 export interface RedisStoreOptions {
@@ -34,6 +37,8 @@ export class RedisStore implements Store {
     // No offline queue: while Redis is away a command fails at once instead of piling up.
     this.redis = new Redis(url, {
       enableAutoPipelining: true,
+      // Already one call per event-loop turn and slot: a pipeline around it would only add cost.
+      autoPipeliningIgnoredCommands: ['macgateUseNonces'],
       enableOfflineQueue: false,
       lazyConnect: true,
       commandTimeout,
@@ -197,16 +202,17 @@ export class RedisStore implements Store {
   }
 
   /**
-   * The nonce checks of one event-loop turn go to Redis together: one script call per hash slot.
+   * The nonce checks of one event-loop turn go to Redis together, as one script call.
    * (setImmediate, not nextTick: requests read from different sockets in one turn share a batch.)
-   * Nonce keys spread over 16 slots by token hash: a cluster shares the load, a batch stays in one.
+   * Nonce keys spread over 16 hash slots by token hash, so that a cluster can share the load;
+   * a single Redis takes every slot's keys in one call, and a cluster store groups by slot.
    */
   async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
     const slot = (tokenHash.charCodeAt(0) & 15).toString(16)
     return await new Promise<boolean>((resolve, reject) => {
       if (this.#nonceBatches.size === 0) setImmediate(() => this.#sendNonces())
-      let batch = this.#nonceBatches.get(slot)
-      if (batch === undefined) this.#nonceBatches.set(slot, batch = [])
+      let batch = this.#nonceBatches.get(SINGLE_BATCH)
+      if (batch === undefined) this.#nonceBatches.set(SINGLE_BATCH, batch = [])
       batch.push({ key: `${this.prefix}{n:${slot}}:${tokenHash}:${nonce}`, ttl: ttlSeconds, resolve, reject })
     })
   }
@@ -226,9 +232,12 @@ export class RedisStore implements Store {
     return { count, resetMs: Math.max(0, resetMs) }
   }
 
+  /** A plain GET: almost every read finds no counter, and only a counter needs its PTTL. */
   async readHits (key: string): Promise<HitCount> {
-    const [count, resetMs] = await reach(this.redis.macgateReadHits(`${this.prefix}hits:${key}`)) as [number, number]
-    return { count, resetMs: Math.max(0, resetMs) }
+    const counter = `${this.prefix}hits:${key}`
+    const count = Number(await reach(this.redis.get(counter)) ?? 0)
+    if (count === 0) return { count: 0, resetMs: 0 }
+    return { count, resetMs: Math.max(0, await reach(this.redis.pttl(counter))) }
   }
 
   async serverSecret (proposed: string): Promise<string> {
