@@ -1,21 +1,10 @@
 // The gateway's logs at the default level: one structured line per request (method, path without
 // query, status, latency, client, rejection reason), never the proxy client's own lines.
-import { Writable } from 'node:stream'
 import t from 'tap'
+import { memoryLog } from './helpers/memory-log.js'
 import { buildGateway } from '../gateway/server.js'
 import { MemoryStore } from '../plugin/index.js'
 import { liveToken, signedInject } from './helpers/gateway.js'
-
-function memoryLog (): { lines: Array<Record<string, unknown>>, stream: Writable } {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>)
-      done()
-    }
-  })
-  return { lines, stream }
-}
 
 t.test('one access line per request, with the reason for a refusal and no query', async (t) => {
   const log = memoryLog()

@@ -1,9 +1,9 @@
 // The plugin's own surface: every option validated with the field named, and a fault of ours
 // answered as a 500 of its own (logged with its stack, nothing internal in the answer), in each
 // answer's form.
-import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import t from 'tap'
+import { memoryLog } from './helpers/memory-log.js'
 import macgate, { errors, MemoryStore, toOAuthError, type ClientRecord } from '../plugin/index.js'
 import { addClient, REDIRECT_URI } from './helpers/app.js'
 
@@ -12,17 +12,6 @@ class FaultyStore extends MemoryStore {
   async getClient (_clientId: string): Promise<ClientRecord | undefined> {
     throw new TypeError('secret internal detail')
   }
-}
-
-function memoryLog (): { lines: Array<Record<string, unknown>>, stream: Writable } {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>)
-      done()
-    }
-  })
-  return { lines, stream }
 }
 
 t.test('every option is validated, naming the field and what it may be', async (t) => {
