@@ -28,5 +28,5 @@ t.test('npm run bench -- --quick runs every scenario without errors', async (t) 
     const rejections = scenario.id.startsWith('6')
     t.equal(scenario.non2xx > 0, rejections, `${scenario.id}: ${rejections ? 'every request rejected' : 'every request a 2xx'} (${scenario.non2xx} non-2xx)`)
   }
-  t.equal(report.targets.length, 10, 'every target is reported')
+  t.equal(report.targets.length, 11, 'every target is reported')
 })
