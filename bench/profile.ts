@@ -17,8 +17,7 @@ if (kind !== 'proxy' && !PROFILED.has(kind)) {
 }
 const directory = fileURLToPath(resultsDirectory)
 
-interface ProfileNode { id: number, callFrame: { functionName: string, url: string, lineNumber: number } }
-interface Profile { nodes: ProfileNode[], samples: number[] }
+import { stepsPerRequest, stepsTable, type Profile } from './profile-steps.js'
 
 function topSelfTime (profile: Profile, count = 25): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
@@ -65,5 +64,6 @@ const written = (await readdir(directory)).filter((name) => name.endsWith('.cpup
 const file = written.find((name) => name.includes(`.${target.child.pid!}.0.`))!
 const profile = JSON.parse(await readFile(directory + file, 'utf8')) as Profile
 for (const other of written) if (other !== file) await rm(directory + other)
-process.stdout.write(`${kind}: ${result.rps.toFixed(0)} req/s, p99 ${result.p99.toFixed(2)} ms\nprofile: bench/results/${file}\n\n${byOwner(profile)}\n\n${topSelfTime(profile)}\n`)
+const steps = stepsTable(stepsPerRequest(profile, result.requests))
+process.stdout.write(`${kind}: ${result.rps.toFixed(0)} req/s, p99 ${result.p99.toFixed(2)} ms\nprofile: bench/results/${file}\n\nCPU per request by step (under the profiler, which adds its own cost):\n${steps}\n\n${byOwner(profile)}\n\n${topSelfTime(profile)}\n`)
 if (process.argv.includes('--discard')) await rm(directory + file)

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { errors, toOAuthError } from '../core/errors.js'
+import { errors, toOAuthError, type OAuthError } from '../core/errors.js'
 import { sendOpenApiError } from '../core/replies.js'
 import type { MacIdentity, MacVerifier } from './verify.js'
 
@@ -10,8 +10,12 @@ export interface MacAuthOptions {
   match?: 'all' | 'any'
 }
 
-/** An `onRequest` hook; a plain function, so that a caller's own hook can call it as well. */
-export type MacAuthHook = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>
+/**
+ * An `onRequest` hook in Fastify's callback style: a verified request goes on with `done()`, a
+ * refused one is answered and goes no further. A plain function, so that a caller's own hook
+ * (the gateway's route check) can call it; no promise is made when the check needs none.
+ */
+export type MacAuthHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void
 
 /** RFC 9112 §3.2: more than one Host line is a 400. Node keeps the first; the signature covers one. */
 function repeatsHost (rawHeaders: string[]): boolean {
@@ -31,6 +35,18 @@ function granted (scope: readonly string[], required: string[], match: 'all' | '
   return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
 }
 
+/** Answers a refusal in the open API's shape; the reason is kept for the access log. */
+function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError): void {
+  request.macRejection = failure.message
+  sendOpenApiError(reply, failure).catch(done)
+}
+
+function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown): void {
+  const failure = toOAuthError(error)
+  if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
+  refuse(request, reply, done, failure)
+}
+
 /**
  * A hook that admits only MAC-signed requests with the required scopes, before any body is read;
  * the caller's identity is left on `request.macIdentity`. A refusal is answered here, in the open
@@ -38,27 +54,20 @@ function granted (scope: readonly string[], required: string[], match: 'all' | '
  */
 export function macAuthHook (verifier: MacVerifier, { scopes = [], match = 'all' }: MacAuthOptions = {}): MacAuthHook {
   const missing = `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`
-  return async function macAuth (request, reply) {
-    if (repeatsHost(request.raw.rawHeaders)) return await sendOpenApiError(reply, errors.invalidRequest('more than one Host header'))
-    let identity: MacIdentity
-    try {
-      identity = await verifier.verify({
-        method: request.method,
-        host: request.headers.host ?? '',
-        url: request.url,
-        authorization: request.headers.authorization
-      })
-    } catch (error) {
-      const failure = toOAuthError(error)
-      if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
-      request.macRejection = failure.message
-      return await sendOpenApiError(reply, failure)
-    }
-    if (!granted(identity.scope, scopes, match)) {
-      request.macRejection = missing
-      return await sendOpenApiError(reply, errors.scopeNotGranted(missing))
-    }
+  function admit (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity): void {
+    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing))
     request.macIdentity = identity
-    return undefined
+    done()
+  }
+  return function macAuth (request, reply, done) {
+    if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'))
+    let result: MacIdentity | Promise<MacIdentity>
+    try {
+      result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization })
+    } catch (error) {
+      return fail(request, reply, done, error)
+    }
+    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity), (error: unknown) => fail(request, reply, done, error))
+    else admit(request, reply, done, result)
   }
 }

@@ -231,7 +231,7 @@ export class MemoryStore implements Store {
     this.#revocations.on('revoked', listener)
   }
 
-  async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
+  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): boolean {
     if (!this.#nonces.hasRoom()) throw errors.storeUnavailable('nonce store is full; try again shortly')
     // 16 characters of the token hash (96 bits) tell tokens apart; a shorter key is a smaller set.
     return this.#nonces.add(`${tokenHash.slice(0, 16)}:${nonce}`, ttlSeconds)

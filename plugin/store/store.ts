@@ -164,8 +164,11 @@ export interface Store {
    */
   onRevocation (listener: RevocationListener): Promise<void>
 
-  /** True the first time a (token, nonce) pair is seen within `ttlSeconds`. */
-  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean>
+  /**
+   * True the first time a (token, nonce) pair is seen within `ttlSeconds`. A store that can
+   * answer at once (the embedded one) may return the answer itself: this runs on every request.
+   */
+  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): boolean | Promise<boolean>
 
   /**
    * Counts one hit on a rate-limit counter shared by every instance; the first hit opens a window

@@ -1,0 +1,55 @@
+// Where a request's CPU goes, by step of the gateway's path: each profile sample is charged to the
+// step its own function belongs to, and the busy time is divided by the requests served.
+
+export interface ProfileNode { id: number, callFrame: { functionName: string, url: string, lineNumber: number } }
+export interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
+
+export const STEPS = [
+  'parse the MAC header',
+  'token cache',
+  'verify (compare, freshness, bindings, hook)',
+  'crypto (HMAC, hashes, unsealing)',
+  'store (nonce, token reads, Redis client)',
+  'route check and upstream headers',
+  'forward (http-proxy, reply-from, undici)',
+  'fastify (routing, hooks, replies)',
+  'Node (sockets, HTTP parsing, event loop)',
+  'garbage collection'
+] as const
+export type Step = typeof STEPS[number]
+
+const PACKAGE = /node_modules\/((@[^/]+\/)?[^/]+)/
+
+function stepOf ({ url, functionName }: ProfileNode['callFrame']): Step | 'idle' {
+  if (functionName === '(idle)') return 'idle'
+  if (functionName === '(garbage collector)') return 'garbage collection'
+  if (url.includes('/plugin/mac/header')) return 'parse the MAC header'
+  if (url.includes('/plugin/mac/token-cache')) return 'token cache'
+  if (url.includes('/plugin/mac/') || url.includes('/plugin/core/')) return 'verify (compare, freshness, bindings, hook)'
+  if (url.startsWith('node:internal/crypto')) return 'crypto (HMAC, hashes, unsealing)'
+  if (url.includes('/plugin/store/')) return 'store (nonce, token reads, Redis client)'
+  if (url.includes('/gateway/')) return 'route check and upstream headers'
+  const owner = PACKAGE.exec(url)?.[1]
+  if (owner === 'lru-cache') return 'token cache'
+  if (owner === 'ioredis' || owner === 'redis-parser' || owner === 'denque' || owner === 'cluster-key-slot') return 'store (nonce, token reads, Redis client)'
+  if (owner === '@fastify/http-proxy' || owner === '@fastify/reply-from' || owner === 'undici') return 'forward (http-proxy, reply-from, undici)'
+  if (owner !== undefined) return 'fastify (routing, hooks, replies)'
+  return 'Node (sockets, HTTP parsing, event loop)'
+}
+
+/** Microseconds of CPU per request in each step. */
+export function stepsPerRequest (profile: Profile, requests: number): Map<Step, number> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const micros = new Map<Step, number>(STEPS.map((step) => [step, 0]))
+  profile.samples.forEach((id, index) => {
+    const step = stepOf(byId.get(id)!.callFrame)
+    if (step !== 'idle') micros.set(step, micros.get(step)! + (profile.timeDeltas[index] ?? 0))
+  })
+  for (const step of STEPS) micros.set(step, micros.get(step)! / Math.max(1, requests))
+  return micros
+}
+
+export function stepsTable (steps: Map<Step, number>): string {
+  const total = [...steps.values()].reduce((sum, value) => sum + value, 0)
+  return [...steps].map(([step, micros]) => `${micros.toFixed(1).padStart(6)} µs  ${step}`).concat(`${total.toFixed(1).padStart(6)} µs  total`).join('\n')
+}
