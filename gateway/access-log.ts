@@ -1,11 +1,7 @@
 // One structured line per request at the default level, instead of Fastify's two and the proxy
 // client's two: what an operator needs per request; anything more comes from the metrics.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-
-function pathOf (url: string): string {
-  const end = url.indexOf('?')
-  return end === -1 ? url : url.slice(0, end)
-}
+import { pathOf } from './request-path.js'
 
 /**
  * Logs method, path (never the query: codes and secrets travel there), status, latency, the

@@ -3,11 +3,7 @@
 // callers read: the token endpoint's body, a page, or the open API's JSON.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors, SECURITY_HEADERS, sendErrorPage, sendOpenApiError, sendTokenError, toOAuthError, type OAuthError } from '../plugin/index.js'
-
-function pathOf (url: string): string {
-  const end = url.indexOf('?')
-  return end === -1 ? url : url.slice(0, end)
-}
+import { pathOf } from './request-path.js'
 
 export async function sendFailure (request: FastifyRequest, reply: FastifyReply, failure: OAuthError): Promise<FastifyReply> {
   const path = pathOf(request.url)

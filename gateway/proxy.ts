@@ -4,6 +4,7 @@ import { errors, sendOpenApiError, type MacAuthHook } from '../plugin/index.js'
 import type { RouteRule } from './config.js'
 import { sendFailure } from './error-answers.js'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.js'
+import { pathOf } from './request-path.js'
 
 /** Keep-alive connections to the upstream, shared by every route (the bench's baseline uses the same). */
 export const UPSTREAM_POOL = { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
@@ -30,11 +31,6 @@ class RouteTable {
   match (path: string): Route | undefined {
     return this.#exact.get(path) ?? this.#prefixes.find(([prefix]) => path.startsWith(prefix))?.[1]
   }
-}
-
-function pathOf (url: string): string {
-  const end = url.indexOf('?')
-  return end === -1 ? url : url.slice(0, end)
 }
 
 /** A `..` segment, however encoded: the upstream would resolve it to a path the route check never judged. */
