@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildGateway, openStore, parseConfig, UPSTREAM_POOL } from '../gateway/server.js'
+import { buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL } from '../gateway/server.js'
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.js'
 import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.js'
 import { createPopulation } from './population.js'
@@ -67,7 +67,7 @@ async function buildShipped (logFile: string): Promise<{ app: FastifyInstance, s
   if (logFile === '') throw new Error('gateway-shipped needs a log file')
   const store = await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-shipped:' })
   const config = parseConfig({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'] }] })
-  return { app: await buildGateway({ store, config, logger: { level: 'info', file: logFile } }), store }
+  return { app: await buildGateway({ store, config, logger: { level: 'info', stream: logDestination(logFile) } }), store }
 }
 
 async function buildKind (gateway: GatewayKind): Promise<{ app: FastifyInstance, store: Store }> {

@@ -13,6 +13,7 @@ import { frameworkErrors, handleError } from './error-answers.js'
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.js'
 export { UPSTREAM_POOL } from './proxy.js'
 export { openStore } from './stores.js'
+export { logDestination } from './log-destination.js'
 export type { DemoClient } from './demo/routes.js'
 
 /** Request logs keep the path and drop the query: codes, secrets and tokens travel there. */

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { createUser, registerClient, ScopeRegistry, type Store } from '../../plugin/index.js'
 import { loadConfig } from '../config.js'
 import type { DemoClient } from '../demo/routes.js'
+import { logDestination } from '../log-destination.js'
 import { buildGateway } from '../server.js'
 import { openCommandStore } from './admin-store.js'
 import { UsageError } from './usage.js'
@@ -46,7 +47,7 @@ export async function startCommand (args: string[]): Promise<void> {
     config,
     ...(process.env.MACGATE_SECRET !== undefined && { secret: process.env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
-    logger: { level: process.env.LOG_LEVEL ?? 'info' }
+    logger: { level: process.env.LOG_LEVEL ?? 'info', stream: logDestination() }
   })
   app.addHook('onClose', async () => await store.close())
   try {
