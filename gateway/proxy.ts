@@ -55,7 +55,7 @@ function notFoundFor (table: RouteTable) {
 }
 
 /** Proxies the configured routes to `upstream`, each behind a MAC check with its scopes. */
-export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[], headerOptions: UpstreamHeaderOptions): Promise<void> {
+export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[], headerOptions: UpstreamHeaderOptions, logging: boolean): Promise<void> {
   const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
   // Every method reaches routeCheck (the proxy's wildcard route) or, if no route has it, this.
   const notFound = notFoundFor(table)
@@ -64,8 +64,11 @@ export async function registerProxy (app: FastifyInstance, upstream: string, rul
     // One logger for every proxied request, quiet below warn: the proxy client's two info lines per
     // request stay out (access-log.ts writes the one that matters), and no child logger is made per
     // request (a per-route level would rebuild one's methods on every request).
-    const quiet = context.log.child({}, { level: 'warn' })
-    context.setChildLoggerFactory(() => quiet)
+    // Without a logger, Fastify makes no child at all: leave its fast path alone.
+    if (logging) {
+      const quiet = context.log.child({}, { level: 'warn' })
+      context.setChildLoggerFactory(() => quiet)
+    }
     // Callback style, so that Fastify runs it without a promise of its own: every request passes here.
     context.addHook('onRequest', function routeCheck (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) {
       const path = pathOf(request.url)

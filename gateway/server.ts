@@ -75,7 +75,7 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   const { upstream, routes, forwardMethodOverride, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
   app.get('/healthz', async () => ({ status: 'ok' }))
-  await registerProxy(app, upstream ?? await startSampleUpstream(app), routes, { forwardMethodOverride })
+  await registerProxy(app, upstream ?? await startSampleUpstream(app), routes, { forwardMethodOverride }, logger !== false)
   await registerDemo(app, demo)
   return app
 }
