@@ -7,9 +7,6 @@ import type {
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
-/** One Redis serves every slot: the turn's nonces go in one batch (a cluster would key by slot). */
-const SINGLE_BATCH = 'all'
-
 type Scripted = Redis & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
 
 export interface RedisStoreOptions {
@@ -29,7 +26,8 @@ export class RedisStore implements Store {
   #subscriber: Redis | undefined
   #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
-  readonly #nonceBatches = new Map<string, Array<{ key: string, ttl: number, resolve: (fresh: boolean) => void, reject: (error: unknown) => void }>>()
+  /** This event-loop turn's nonce checks, sent together when it ends. */
+  #nonceBatch: Array<{ key: string, ttl: number, resolve: (fresh: boolean) => void, reject: (error: unknown) => void }> = []
 
   constructor (url: string, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {} }: RedisStoreOptions = {}) {
     this.prefix = prefix
@@ -37,7 +35,7 @@ export class RedisStore implements Store {
     // No offline queue: while Redis is away a command fails at once instead of piling up.
     this.redis = new Redis(url, {
       enableAutoPipelining: true,
-      // Already one call per event-loop turn and slot: a pipeline around it would only add cost.
+      // Already one call per event-loop turn: a pipeline around it would only add cost.
       autoPipeliningIgnoredCommands: ['macgateUseNonces'],
       enableOfflineQueue: false,
       lazyConnect: true,
@@ -210,21 +208,18 @@ export class RedisStore implements Store {
   async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
     const slot = (tokenHash.charCodeAt(0) & 15).toString(16)
     return await new Promise<boolean>((resolve, reject) => {
-      if (this.#nonceBatches.size === 0) setImmediate(() => this.#sendNonces())
-      let batch = this.#nonceBatches.get(SINGLE_BATCH)
-      if (batch === undefined) this.#nonceBatches.set(SINGLE_BATCH, batch = [])
-      batch.push({ key: `${this.prefix}{n:${slot}}:${tokenHash}:${nonce}`, ttl: ttlSeconds, resolve, reject })
+      if (this.#nonceBatch.length === 0) setImmediate(() => this.#sendNonces())
+      this.#nonceBatch.push({ key: `${this.prefix}{n:${slot}}:${tokenHash}:${nonce}`, ttl: ttlSeconds, resolve, reject })
     })
   }
 
   #sendNonces (): void {
-    for (const batch of this.#nonceBatches.values()) {
-      reach(this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl))).then(
-        (fresh) => { batch.forEach((item, index) => item.resolve((fresh as number[])[index] === 1)) },
-        (error: unknown) => { for (const item of batch) item.reject(error) }
-      )
-    }
-    this.#nonceBatches.clear()
+    const batch = this.#nonceBatch
+    this.#nonceBatch = []
+    reach(this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl))).then(
+      (fresh) => { batch.forEach((item, index) => item.resolve((fresh as number[])[index] === 1)) },
+      (error: unknown) => { for (const item of batch) item.reject(error) }
+    )
   }
 
   async countHit (key: string, windowMs: number): Promise<HitCount> {
