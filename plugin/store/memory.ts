@@ -10,9 +10,17 @@ import type {
 const MAX_COUNTERS = 100_000
 const MAX_SESSIONS = 100_000
 
-/** A map whose entries expire on their own, like Redis keys with a TTL. */
+/**
+ * A map whose entries expire on their own, like Redis keys with a TTL; with a capacity, a new
+ * entry past it pushes out the oldest, so that a flood of keys cannot grow it.
+ */
 class ExpiringMap<V> {
   readonly #entries = new Map<string, { value: V, expiresAt: number }>()
+  readonly #capacity: number
+
+  constructor (capacity = Number.POSITIVE_INFINITY) {
+    this.#capacity = capacity
+  }
 
   get (key: string): V | undefined {
     const entry = this.#entries.get(key)
@@ -25,11 +33,8 @@ class ExpiringMap<V> {
   }
 
   set (key: string, value: V, expiresAt: number): void {
+    if (this.#entries.size >= this.#capacity && !this.#entries.has(key)) this.#dropOldest()
     this.#entries.set(key, { value, expiresAt })
-  }
-
-  get size (): number {
-    return this.#entries.size
   }
 
   expiresAt (key: string): number | undefined {
@@ -40,7 +45,7 @@ class ExpiringMap<V> {
     for (const [key, entry] of this.#entries) yield [key, entry.value]
   }
 
-  dropOldest (): void {
+  #dropOldest (): void {
     for (const key of this.#entries.keys()) {
       this.#entries.delete(key)
       return
@@ -79,8 +84,8 @@ export class MemoryStore implements Store {
   readonly #accessTokens = new ExpiringMap<AccessTokenRecord>()
   readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
   readonly #nonces: NonceSet
-  readonly #counters = new ExpiringMap<{ count: number }>()
-  readonly #sessions = new ExpiringMap<SessionRecord>()
+  readonly #counters = new ExpiringMap<{ count: number }>(MAX_COUNTERS)
+  readonly #sessions = new ExpiringMap<SessionRecord>(MAX_SESSIONS)
   readonly #revocations = new EventEmitter()
   #secret: string | undefined
   readonly #sweeper: NodeJS.Timeout
@@ -141,7 +146,6 @@ export class MemoryStore implements Store {
   }
 
   async saveSession (sessionHash: string, session: SessionRecord): Promise<void> {
-    if (this.#sessions.size >= MAX_SESSIONS) this.#sessions.dropOldest()
     this.#sessions.set(sessionHash, structuredClone(session), session.expiresAt)
   }
 
@@ -244,7 +248,6 @@ export class MemoryStore implements Store {
       counter.count++
       return { count: counter.count, resetMs: this.#counters.expiresAt(key)! - now }
     }
-    if (this.#counters.size >= MAX_COUNTERS) this.#counters.dropOldest()
     this.#counters.set(key, { count: 1 }, now + windowMs)
     return { count: 1, resetMs: windowMs }
   }
