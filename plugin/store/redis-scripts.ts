@@ -18,6 +18,20 @@ local function revoke(prefix, members, channel)
 end
 `
 
+// Uses a code or refresh token once: 'missing' when it is gone, 'replayed' (and the whole grant
+// revoked) when its flag is already set; otherwise sets the flag and returns nil.
+const spend = `
+local function spend(key, flag, members, prefix, channel)
+  if redis.call('EXISTS', key) == 0 then return 'missing' end
+  if redis.call('HEXISTS', key, flag) == 1 then
+    revoke(prefix, members, channel)
+    return 'replayed'
+  end
+  redis.call('HSET', key, flag, '1')
+  return nil
+end
+`
+
 // Keeps the member set alive as long as its longest-lived record.
 const track = `
 local function track(members, member, ttl)
@@ -52,29 +66,21 @@ track(members, member, ttl)`
   },
   macgateRedeemCode: {
     numberOfKeys: 2,
-    lua: `${revoke}${track}${save}
+    lua: `${revoke}${spend}${track}${save}
 local code, members = KEYS[1], KEYS[2]
 local channel, set = ARGV[1], cjson.decode(ARGV[2])
-if redis.call('EXISTS', code) == 0 then return 'missing' end
-if redis.call('HEXISTS', code, 'used') == 1 then
-  revoke(set.prefix, members, channel)
-  return 'replayed'
-end
-redis.call('HSET', code, 'used', '1')
+local refused = spend(code, 'used', members, set.prefix, channel)
+if refused then return refused end
 save(members, set)
 return 'ok'`
   },
   macgateRotateRefresh: {
     numberOfKeys: 2,
-    lua: `${revoke}${track}${save}
+    lua: `${revoke}${spend}${track}${save}
 local refreshToken, members = KEYS[1], KEYS[2]
 local channel, set = ARGV[1], cjson.decode(ARGV[2])
-if redis.call('EXISTS', refreshToken) == 0 then return 'missing' end
-if redis.call('HEXISTS', refreshToken, 'spent') == 1 then
-  revoke(set.prefix, members, channel)
-  return 'replayed'
-end
-redis.call('HSET', refreshToken, 'spent', '1')
+local refused = spend(refreshToken, 'spent', members, set.prefix, channel)
+if refused then return refused end
 local sibling = cjson.decode(redis.call('HGET', refreshToken, 'record')).accessTokenHash
 if redis.call('DEL', set.prefix .. 'at:' .. sibling) == 1 then
   redis.call('SREM', members, 'at:' .. sibling)
