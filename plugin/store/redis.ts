@@ -1,13 +1,19 @@
-import { Redis, type RedisOptions } from 'ioredis'
+import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { errors } from '../core/errors.js'
 import { scripts, type ScriptName } from './redis-scripts.js'
+import { RevocationFeed } from './revocation-feed.js'
 import { secondsUntil } from './store.js'
 import type {
   AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
-type Scripted = Redis & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
+type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
+
+/** A single Redis by its URL, or a Redis Cluster by some of its nodes (`host:port`). */
+export type RedisTarget = string | { clusterNodes: string[] }
+
+interface NonceCheck { slot: string, key: string, ttl: number, resolve: (fresh: boolean) => void, reject: (error: unknown) => void }
 
 export interface RedisStoreOptions {
   /** Prepended to every key and channel, so that several deployments or tests share a Redis. */
@@ -23,19 +29,21 @@ export class RedisStore implements Store {
   readonly redis: Scripted
   readonly prefix: string
   readonly #channel: string
-  #subscriber: Redis | undefined
+  /** On a cluster a script's keys must share a slot: the nonce batch goes out per slot. */
+  readonly #cluster: boolean = false
+  readonly #feed: RevocationFeed
   #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
   /** This event-loop turn's nonce checks, sent together when it ends. */
-  #nonceBatch: Array<{ key: string, ttl: number, resolve: (fresh: boolean) => void, reject: (error: unknown) => void }> = []
+  #nonceBatch: NonceCheck[] = []
 
-  constructor (url: string, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {} }: RedisStoreOptions = {}) {
+  constructor (target: RedisTarget, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {} }: RedisStoreOptions = {}) {
     this.prefix = prefix
     this.#channel = `${prefix}revoked`
     // No offline queue: while Redis is away a command fails at once instead of piling up.
-    this.redis = new Redis(url, {
+    const options: RedisOptions = {
       enableAutoPipelining: true,
-      // Already one call per event-loop turn: a pipeline around it would only add cost.
+      // Already one call per event-loop turn (per slot on a cluster): a pipeline would only add cost.
       autoPipeliningIgnoredCommands: ['macgateUseNonces'],
       enableOfflineQueue: false,
       lazyConnect: true,
@@ -43,7 +51,35 @@ export class RedisStore implements Store {
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
       ...redisOptions
-    }) as Scripted
+    }
+    if (typeof target === 'string') {
+      const redis = new Redis(target, options)
+      this.redis = redis as Scripted
+      this.#feed = new RevocationFeed(this.#channel, () => [redis.options], (hashes) => this.#notify(hashes))
+    } else {
+      const seeds = target.clusterNodes.map((node) => parseNode(node, options))
+      const cluster = new Cluster(seeds, {
+        enableAutoPipelining: true,
+        autoPipeliningIgnoredCommands: ['macgateUseNonces'],
+        enableOfflineQueue: false,
+        lazyConnect: true,
+        // A node's connection fails its commands at once while it is away; the cluster client
+        // follows MOVED and a failover's new topology by itself.
+        redisOptions: { ...options, enableAutoPipelining: false, lazyConnect: false },
+        clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 100,
+        slotsRefreshTimeout: commandTimeout
+      })
+      this.redis = cluster as Scripted
+      this.#cluster = true
+      // Any node hears a plain PUBLISH: the ones the client knows now, else the seeds.
+      const candidates = (): RedisOptions[] => {
+        const known = cluster.nodes('all').map((node) => ({ ...options, host: node.options.host, port: node.options.port }))
+        return known.length > 0 ? known : seeds
+      }
+      this.#feed = new RevocationFeed(this.#channel, candidates, (hashes) => this.#notify(hashes))
+    }
     // A failed connection is retried by ioredis and reported per command; keep it off stderr.
     this.redis.on('error', () => {})
     for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition)
@@ -172,27 +208,8 @@ export class RedisStore implements Store {
 
   async onRevocation (listener: RevocationListener): Promise<void> {
     this.#listeners.push(listener)
-    this.#subscribed ??= this.#subscribe()
+    this.#subscribed ??= this.#feed.start()
     await reach(this.#subscribed)
-  }
-
-  async #subscribe (): Promise<void> {
-    // Subscriptions need a connection of their own; ioredis renews them after a reconnect.
-    const subscriber = this.redis.duplicate({ enableOfflineQueue: true, lazyConnect: false })
-    this.#subscriber = subscriber
-    subscriber.on('error', () => {})
-    subscriber.on('message', (_channel: string, message: string) => this.#notify(message.split(' ')))
-    let connected = false
-    subscriber.on('ready', () => {
-      if (!connected) {
-        connected = true
-        return
-      }
-      // Revocations published while away were missed: once the renewed SUBSCRIBE has taken effect
-      // (a PING behind it on the same connection has been answered), tell listeners to drop all.
-      subscriber.ping().then(() => this.#notify(null), () => this.#notify(null))
-    })
-    await subscriber.subscribe(this.#channel)
   }
 
   #notify (hashes: string[] | null): void {
@@ -202,20 +219,31 @@ export class RedisStore implements Store {
   /**
    * The nonce checks of one event-loop turn go to Redis together, as one script call.
    * (setImmediate, not nextTick: requests read from different sockets in one turn share a batch.)
-   * Nonce keys spread over 16 hash slots by token hash, so that a cluster can share the load;
-   * a single Redis takes every slot's keys in one call, and a cluster store groups by slot.
+   * Nonce keys spread over 16 hash slots by token hash, so that a cluster shares the load: a
+   * single Redis takes the whole turn's keys in one call, a cluster one call per slot.
    */
   async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
     const slot = (tokenHash.charCodeAt(0) & 15).toString(16)
     return await new Promise<boolean>((resolve, reject) => {
       if (this.#nonceBatch.length === 0) setImmediate(() => this.#sendNonces())
-      this.#nonceBatch.push({ key: `${this.prefix}{n:${slot}}:${tokenHash}:${nonce}`, ttl: ttlSeconds, resolve, reject })
+      this.#nonceBatch.push({ slot, key: `${this.prefix}{n:${slot}}:${tokenHash}:${nonce}`, ttl: ttlSeconds, resolve, reject })
     })
   }
 
   #sendNonces (): void {
     const batch = this.#nonceBatch
     this.#nonceBatch = []
+    if (!this.#cluster) return this.#sendNonceBatch(batch)
+    const bySlot = new Map<string, NonceCheck[]>()
+    for (const check of batch) {
+      const group = bySlot.get(check.slot)
+      if (group === undefined) bySlot.set(check.slot, [check])
+      else group.push(check)
+    }
+    for (const group of bySlot.values()) this.#sendNonceBatch(group)
+  }
+
+  #sendNonceBatch (batch: NonceCheck[]): void {
     reach(this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl))).then(
       (fresh) => { batch.forEach((item, index) => item.resolve((fresh as number[])[index] === 1)) },
       (error: unknown) => { for (const item of batch) item.reject(error) }
@@ -241,7 +269,7 @@ export class RedisStore implements Store {
 
   /** Closes politely when Redis answers, and at once when it does not; never throws. */
   async close (): Promise<void> {
-    this.#subscriber?.disconnect()
+    this.#feed.close()
     try {
       if (this.redis.status === 'ready') {
         await this.redis.quit()
@@ -309,6 +337,15 @@ async function reach<T> (command: Promise<T>): Promise<T> {
   } catch (error) {
     throw errors.storeUnavailable(undefined, { cause: error })
   }
+}
+
+/** `host:port` (or `[v6]:port`) as a node's connection options. */
+function parseNode (node: string, options: RedisOptions): RedisOptions {
+  const at = node.lastIndexOf(':')
+  const host = node.slice(0, at).replace(/^\[(.*)\]$/, '$1')
+  const port = Number(node.slice(at + 1))
+  if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`a cluster node is host:port, not ${JSON.stringify(node)}`)
+  return { ...options, host, port }
 }
 
 function parse<T> (value: string | null): T | undefined {
