@@ -24,7 +24,7 @@ export { SECURITY_HEADERS, securityHeaders, sendErrorPage, sendOpenApiError, sen
 export { compileValidator, SchemaError } from './core/schema.js'
 export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope.js'
 export { MemoryStore } from './store/memory.js'
-export { RedisStore, type RedisStoreOptions } from './store/redis.js'
+export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/redis.js'
 export type { ClientRecord, Store, UserRecord } from './store/store.js'
 export type { MacIdentity } from './mac/verify.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'

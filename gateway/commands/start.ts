@@ -1,3 +1,4 @@
+import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { createUser, registerClient, ScopeRegistry, type Store } from '../../plugin/index.js'
@@ -5,8 +6,10 @@ import { loadConfig } from '../config.js'
 import type { DemoClient } from '../demo/routes.js'
 import { logDestination } from '../log-destination.js'
 import { buildGateway } from '../server.js'
+import { sharedStoreName } from '../stores.js'
 import { openCommandStore } from './admin-store.js'
 import { UsageError } from './usage.js'
+import { superviseWorkers, workerCount } from './workers.js'
 
 function portOf (value: string | undefined): number {
   const port = Number(value ?? 8080)
@@ -30,12 +33,20 @@ async function seedDemo (store: Store, origin: string): Promise<{ demo: DemoClie
 }
 
 export async function startCommand (args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { config: { type: 'string' } } })
+  const { values } = parseArgs({ args, options: { config: { type: 'string' }, workers: { type: 'string' } } })
+  const workers = workerCount(values.workers ?? process.env.MACGATE_WORKERS)
   const port = portOf(process.env.PORT)
   const host = process.env.HOST ?? '127.0.0.1'
   const config = await loadConfig(values.config).catch((error: unknown) => {
     throw new UsageError((error as Error).message)
   })
+  if (workers > 1 && cluster.isPrimary) {
+    // Checked once here, before any worker starts: each worker would only repeat the message.
+    if (sharedStoreName() === undefined) {
+      throw new UsageError('--workers needs REDIS_URL or REDIS_CLUSTER_NODES: each worker is a process of its own, and the embedded store lives inside one process')
+    }
+    return await superviseWorkers(workers)
+  }
   const store = await openCommandStore()
   // The demo's callback must be a loopback http URI (contract section 1).
   const loopback = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host

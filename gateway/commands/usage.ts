@@ -7,7 +7,9 @@ export class UsageError extends Error {
 
 export const usage = `Usage: macgate <command>
 
-  start                       serve the gateway (PORT, default 8080; HOST, default 127.0.0.1)
+  start [--config FILE] [--workers N|auto]
+                              serve the gateway (PORT, default 8080; HOST, default 127.0.0.1);
+                              N processes share the port (MACGATE_WORKERS; needs a shared store)
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
               [--response-types code,token] [--require-pkce] [--json]
   clients list [--json]
@@ -16,6 +18,7 @@ export const usage = `Usage: macgate <command>
   users passwd --username NAME --password-stdin    (ends the user's sessions)
   users remove NAME                                (ends the user's sessions)
 
-Environment: REDIS_URL (absent: embedded store, only inside \`macgate start\`),
+Environment: REDIS_URL, or REDIS_CLUSTER_NODES=host:port,host:port,... for a Redis Cluster
+(neither: embedded store, only inside \`macgate start\`),
 MACGATE_REDIS_PREFIX (default macgate:), MACGATE_SECRET (default: one kept in the store).
 `

@@ -5,9 +5,11 @@ import type { Test } from 'tap'
 import type { GatewayConfig } from '../../gateway/config.js'
 import { buildGateway } from '../../gateway/server.js'
 import { parseTokenResponse, signRequest, type TokenResponse } from '../../plugin/client/index.js'
-import { RedisStore } from '../../plugin/store/redis.js'
+import { RedisStore, type RedisTarget } from '../../plugin/store/redis.js'
 import { obtainCode, REDIRECT_URI } from './app.js'
-import type { TestRedis } from './redis.js'
+
+/** Where a live gateway keeps its records: a test Redis (`url`) or a test cluster (`clusterNodes`). */
+export type SharedStore = { prefix: string } & ({ url: string } | { clusterNodes: string[] })
 
 export interface LiveGateway {
   app: FastifyInstance
@@ -17,8 +19,9 @@ export interface LiveGateway {
 }
 
 /** A gateway with a Redis connection of its own, listening on a loopback port; closed at teardown. */
-export async function liveGateway (t: Test, redis: TestRedis, secret: string, config: Partial<GatewayConfig> = {}): Promise<LiveGateway> {
-  const store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
+export async function liveGateway (t: Test, redis: SharedStore, secret: string, config: Partial<GatewayConfig> = {}): Promise<LiveGateway> {
+  const target: RedisTarget = 'url' in redis ? redis.url : { clusterNodes: redis.clusterNodes }
+  const store = await new RedisStore(target, { prefix: redis.prefix }).connect()
   const app = await buildGateway({ store, secret, config })
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(async () => {

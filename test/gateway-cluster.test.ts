@@ -1,0 +1,121 @@
+// Two gateway instances on a real Redis Cluster (3 masters, 3 replicas), over real HTTP: the code
+// flow across them, nonces and revocations shared, and a master killed under signed load.
+import { randomBytes } from 'node:crypto'
+import t from 'tap'
+import { hashSecret } from '../plugin/core/credentials.js'
+import { grantAccessToken } from '../plugin/index.js'
+import { addClient } from './helpers/app.js'
+import { codeExchange, issueTokens, liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest, type ApiAnswer } from './helpers/live.js'
+import { startRedisCluster } from './helpers/redis-cluster.js'
+
+const cluster = await startRedisCluster(t)
+const shared = { clusterNodes: cluster.seeds.split(','), prefix: `test:${randomBytes(6).toString('hex')}:` }
+const secret = randomBytes(32).toString('base64url')
+const a = await liveGateway(t, shared, secret)
+const b = await liveGateway(t, shared, secret)
+
+const REVOKED = { result: 'error', description: 'access token invalid or expired', code: 96008 }
+
+t.test('the code flow across instances: issued through A, used on B', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens } = await issueTokens(a, clientId, clientSecret)
+  const profile = await signedGet(b.origin, '/user/profile', tokens)
+  t.equal(profile.status, 200)
+  t.equal(profile.body.result, 'ok')
+  const rotated = await tokenRequest(b.origin, refreshExchange(clientId, clientSecret, tokens.refresh_token!))
+  t.equal(rotated.status, 200, 'B rotates the refresh token A issued')
+})
+
+t.test('a nonce used on A is refused on B', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens } = await issueTokens(a, clientId, clientSecret)
+  const first = await signedGet(a.origin, '/user/profile', tokens)
+  t.equal(first.status, 200)
+  const replay = await signedGet(b.origin, '/user/profile', tokens, first.authorization)
+  t.equal(replay.status, 401)
+  t.same(replay.body, { result: 'error', description: 'nonce already used', code: 96012 })
+})
+
+t.test('a code replayed at A revokes the token hot in B\'s cache within 100 ms', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { code, tokens } = await issueTokens(a, clientId, clientSecret)
+  t.equal((await signedGet(b.origin, '/user/profile', tokens)).status, 200, 'B warmed')
+  const since = Date.now()
+  const replay = await tokenRequest(a.origin, codeExchange(clientId, clientSecret, code))
+  t.same(replay.body, { error: 96013, error_description: 'code already used' })
+  const { last, elapsed } = await pollUntilRefused(b.origin, '/user/profile', tokens, since)
+  t.same(last.body, REVOKED)
+  t.ok(elapsed < 100, `B refused the token ${elapsed} ms after the replay was sent`)
+})
+
+t.test('refresh reuse at B revokes the grant hot in A\'s cache within 100 ms', async (t) => {
+  const { clientId, clientSecret } = await addClient(a.store)
+  const { tokens: first } = await issueTokens(a, clientId, clientSecret)
+  const rotated = await tokenRequest(b.origin, refreshExchange(clientId, clientSecret, first.refresh_token!))
+  const second = rotated.body as { access_token: string, mac_key: string }
+  t.equal((await signedGet(a.origin, '/user/profile', second)).status, 200, 'A warmed with the successor')
+  const since = Date.now()
+  const reuse = await tokenRequest(b.origin, refreshExchange(clientId, clientSecret, first.refresh_token!))
+  t.same(reuse.body, { error: 96009, error_description: 'refresh token already used' })
+  const { last, elapsed } = await pollUntilRefused(a.origin, '/user/profile', second, since)
+  t.same(last.body, REVOKED)
+  t.ok(elapsed < 100, `A refused the successor ${elapsed} ms after the reuse was sent`)
+})
+
+interface Call { at: number, ms: number, token: number, answer: ApiAnswer & { authorization: string } }
+
+// Last: it kills a master.
+t.test('a master killed under signed load: 503s while its slots move, then recovery without restart', async (t) => {
+  const { clientId } = await addClient(a.store)
+  // Eight grants, so that the load touches many slots (tokens seeded as an operator would).
+  const tokens = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+    const { accessToken, macKey } = await grantAccessToken(a.app.macgate, { clientId, userId: `load-${i}`, scope: ['1', '3'] })
+    return { access_token: accessToken, mac_key: macKey }
+  }))
+  for (const held of tokens) {
+    for (const gateway of [a, b]) t.equal((await signedGet(gateway.origin, '/user/profile', held)).status, 200)
+  }
+  // The master of the first token's nonce slot (the store spreads nonces over 16 tags by token hash).
+  const tag = (hashSecret(tokens[0]!.access_token).charCodeAt(0) & 15).toString(16)
+  const victim = await cluster.masterOf(`{n:${tag}}`)
+
+  const calls: Call[] = []
+  let running = true
+  const loop = async (worker: number): Promise<void> => {
+    for (let i = worker; running; i++) {
+      const token = i % tokens.length
+      const gateway = i % 2 === 0 ? a : b
+      const sent = Date.now()
+      const answer = await signedGet(gateway.origin, '/user/profile', tokens[token]!)
+      calls.push({ at: Date.now(), ms: Date.now() - sent, token, answer })
+    }
+  }
+  const loops = Array.from({ length: 6 }, async (_, worker) => await loop(worker))
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const killedAt = Date.now()
+  await cluster.kill(victim)
+  await cluster.settled()
+  const settledAt = Date.now()
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  running = false
+  await Promise.all(loops)
+
+  const unexpected = calls.filter(({ answer }) => answer.status !== 200 && !(answer.status === 503 && answer.body.code === 96000))
+  t.strictSame(unexpected.map(({ answer }) => `${answer.status} ${answer.raw}`), [], 'every answer is a 200 or a 503 with 96000')
+  const refused = calls.filter(({ answer }) => answer.status === 503)
+  t.ok(refused.some(({ token }) => token === 0), `the killed master's slots were refused meanwhile (${refused.length} 503s of ${calls.length} calls)`)
+  const lastRefusal = Math.max(...refused.map(({ at }) => at))
+  t.ok(lastRefusal - killedAt < 15_000, `503s ended ${lastRefusal - killedAt} ms after the kill (the cluster settled after ${settledAt - killedAt} ms)`)
+  // The cluster client retries a command while the slots move; the retries are bounded.
+  const slowest = Math.max(...calls.map(({ ms }) => ms))
+  t.ok(slowest < 6000, `the slowest answer took ${slowest} ms`)
+  const after = calls.filter(({ at }) => at > lastRefusal)
+  t.ok(after.length > 20 && after.every(({ answer }) => answer.status === 200), `${after.length} calls after the last 503, all accepted`)
+
+  // Every accepted request's nonce survived the failover: replayed now, each is refused.
+  const accepted = calls.filter(({ answer }) => answer.status === 200)
+  const sample = accepted.filter((_, i) => i % Math.ceil(accepted.length / 300) === 0)
+  const replays = await Promise.all(sample.map(async ({ token, answer }) => await signedGet(a.origin, '/user/profile', tokens[token]!, answer.authorization)))
+  t.strictSame(replays.filter((replay) => replay.status !== 401 || replay.body.code !== 96012).map((replay) => replay.status), [], `${sample.length} accepted requests replayed after the failover: each refused as a replay`)
+  t.comment(`failover: killed ${victim.address}; ${refused.length} 503s until ${lastRefusal - killedAt} ms after; cluster settled in ${settledAt - killedAt} ms; slowest answer ${slowest} ms`)
+})
