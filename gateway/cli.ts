@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster'
 import { RegistrationError } from '../plugin/index.js'
 import { clientsCommand } from './commands/clients.js'
 import { startCommand } from './commands/start.js'
@@ -22,4 +23,6 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   const known = error instanceof UsageError || error instanceof RegistrationError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
   process.stderr.write(`macgate: ${(error as Error).message}\n${error instanceof UsageError ? 'Run `macgate help` for usage.\n' : ''}`)
   process.exitCode = known ? 2 : 1
+  // A worker of `start --workers` is held open by its channel to the primary: end it now.
+  if (cluster.isWorker) process.exit()
 })

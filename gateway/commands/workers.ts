@@ -41,6 +41,8 @@ export async function superviseWorkers (count: number): Promise<void> {
   }
 
   cluster.on('listening', (worker, address) => {
+    // The public port only: the sample API listens on a Unix socket of its own.
+    if (address.addressType !== 4 && address.addressType !== 6) return
     serving.add(worker)
     if (serving.size === count) say(`${count} workers serving on ${address.address ?? '127.0.0.1'}:${address.port}`)
   })
