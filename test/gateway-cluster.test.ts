@@ -5,6 +5,7 @@ import t from 'tap'
 import { hashSecret } from '../plugin/core/credentials.js'
 import { grantAccessToken } from '../plugin/index.js'
 import { addClient } from './helpers/app.js'
+import { cli, cliEnv } from './helpers/cli.js'
 import { codeExchange, issueTokens, liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest, type ApiAnswer } from './helpers/live.js'
 import { startRedisCluster } from './helpers/redis-cluster.js'
 
@@ -60,6 +61,22 @@ t.test('refresh reuse at B revokes the grant hot in A\'s cache within 100 ms', a
   const { last, elapsed } = await pollUntilRefused(a.origin, '/user/profile', second, since)
   t.same(last.body, REVOKED)
   t.ok(elapsed < 100, `A refused the successor ${elapsed} ms after the reuse was sent`)
+})
+
+t.test('the CLI on the cluster: REDIS_CLUSTER_NODES for clients add and list', async (t) => {
+  const env = cliEnv({ REDIS_CLUSTER_NODES: cluster.seeds, MACGATE_REDIS_PREFIX: shared.prefix })
+  const added = await cli(['clients', 'add', '--name', 'Cluster App', '--redirect-uri', 'https://app.example.com/cb', '--json'], env)
+  t.equal(added.code, 0, added.stderr)
+  const { client_id: clientId } = JSON.parse(added.stdout) as { client_id: string }
+  t.ok(await a.store.getClient(clientId), 'the gateways see the client')
+  const listed = await cli(['clients', 'list', '--json'], env)
+  t.ok((JSON.parse(listed.stdout) as Array<{ id: string }>).some((client) => client.id === clientId), 'clients list finds it')
+  const unreachable = await cli(['clients', 'list'], cliEnv({ REDIS_CLUSTER_NODES: '127.0.0.1:1' }))
+  t.equal(unreachable.code, 2)
+  t.match(unreachable.stderr, 'cannot reach Redis at REDIS_CLUSTER_NODES')
+  const malformed = await cli(['clients', 'list'], cliEnv({ REDIS_CLUSTER_NODES: 'nohostport' }))
+  t.equal(malformed.code, 2)
+  t.match(malformed.stderr, 'REDIS_CLUSTER_NODES: a cluster node is host:port, not "nohostport"')
 })
 
 interface Call { at: number, ms: number, token: number, answer: ApiAnswer & { authorization: string } }
