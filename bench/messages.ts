@@ -8,13 +8,13 @@ export type ServerKind = 'upstream' | 'proxy'
 /**
  * The gateway on each store, seeded with a client and a live token; `cold` has no token LRU; `mix`
  * has a small one, in front of a population of tokens made on request; `shipped` is built as
- * `macgate start` builds it, logging at info to a file.
+ * `macgate start` builds it, logging at info to a file; `cluster` keeps its records on a Redis Cluster.
  */
-export type GatewayKind = 'gateway-memory' | 'gateway-redis' | 'gateway-cold' | 'gateway-mix' | 'gateway-shipped'
+export type GatewayKind = 'gateway-memory' | 'gateway-redis' | 'gateway-cold' | 'gateway-mix' | 'gateway-shipped' | 'gateway-cluster'
 
 export type TargetKind = ServerKind | GatewayKind
 
-const GATEWAY_KINDS = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold', 'gateway-mix', 'gateway-shipped'] satisfies GatewayKind[])
+const GATEWAY_KINDS = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold', 'gateway-mix', 'gateway-shipped', 'gateway-cluster'] satisfies GatewayKind[])
 
 /** Kinds come in on command lines, as plain strings. */
 export function isGatewayKind (kind: string): kind is GatewayKind {

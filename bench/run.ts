@@ -12,7 +12,7 @@ import { pinning, pinSelf, type Population } from './processes.js'
 import { BASELINE_ID, table, writeReport, type Report, type ScenarioResult } from './report.js'
 import {
   base, codeExchangeScenario, CODE_COUNT, FIXED_RATE_CONNECTIONS, fixedRateScenarios, MIX_LRU, PATH, quick, seedPopulation, startBench,
-  stopAll, throughputScenarios, upstreamAlone, type Bench, type Scenario, type Stop
+  stopAll, throughputScenarios, upstreamAlone, WORKER_COUNTS, workersScenario, type Bench, type Scenario, type Stop
 } from './scenarios.js'
 
 const SECONDS = quick ? 1 : 8
@@ -134,7 +134,7 @@ async function inRounds (bench: Bench, compared: Scenario[]): Promise<Measured[]
   return measured
 }
 
-/** By number, then by letter: 1, 2, ..., 6a, 6b, 7, 8a, 8b, 9, 10. */
+/** By number, then by letter: 1, 2, ..., 6a, 6b, 7, 8a, 8b, 9, 10, 11, 12a, 12b. */
 function byId ({ result: a }: Measured, { result: b }: Measured): number {
   return Number.parseInt(a.id, 10) - Number.parseInt(b.id, 10) || a.id.localeCompare(b.id)
 }
@@ -148,6 +148,17 @@ async function runScenarios (bench: Bench): Promise<{ measured: Measured[], popu
   const baseline = measured.find(({ result }) => result.id === BASELINE_ID)!.result
   const rate = Math.max(10, Math.round(baseline.rps / 2))
   for (const scenario of fixedRateScenarios(bench, rate)) measured.push(await measureOnce(scenario, bench.redis, { seconds: SECONDS, rate }))
+  for (const count of WORKER_COUNTS) {
+    const scenario = await workersScenario(bench, count)
+    try {
+      await measure(scenario, bench.redis, { seconds: 1 })
+      const workers = await measureOnce(scenario, bench.redis, { seconds: SECONDS })
+      workers.result.ratio = workers.result.rps / baseline.rps
+      measured.push(workers)
+    } finally {
+      await scenario.target.stop()
+    }
+  }
   return { measured: measured.sort(byId), population }
 }
 

@@ -8,6 +8,7 @@ import { ratioGoal, resultOf, valueGoal, type Goal, type Results, type ValueGoal
 import { badMac, codeExchanges, signed, unknownTokens, zipfSigned, type Credentials, type LoadOptions } from './load.js'
 import type { CacheStats } from './messages.js'
 import { startGateway, startRedis, startServer, type Gateway, type Population, type Target } from './processes.js'
+import { startRedisCluster, startWorkers } from './scale.js'
 import { BASELINE_ID } from './report.js'
 
 export const quick = process.argv.includes('--quick')
@@ -50,6 +51,10 @@ export interface Bench {
   cold: Gateway
   mix: Gateway
   shipped: Gateway
+  /** Redis nonces and tokens on a local 3-master Redis Cluster. */
+  cluster: Gateway
+  /** Redis's URL, for the processes started later (the workers). */
+  redisUrl: string
 }
 
 export type Stop = () => unknown
@@ -70,8 +75,10 @@ export async function startBench (stops: Stop[]): Promise<Bench> {
   const upstream = started(await startServer('upstream', 1))
   const onRedis = [base(upstream), redisServer.url]
   const shippedLog = join(directory, 'shipped.log')
+  const redisCluster = started(await startRedisCluster())
   return {
     redis,
+    redisUrl: redisServer.url,
     directory,
     shippedLog,
     upstream,
@@ -80,7 +87,8 @@ export async function startBench (stops: Stop[]): Promise<Bench> {
     onRedis: started(await startGateway('gateway-redis', 0, onRedis)),
     cold: started(await startGateway('gateway-cold', 0, onRedis)),
     mix: started(await startGateway('gateway-mix', 0, [...onRedis, String(MIX_LRU)])),
-    shipped: started(await startGateway('gateway-shipped', 0, [...onRedis, shippedLog]))
+    shipped: started(await startGateway('gateway-shipped', 0, [...onRedis, shippedLog])),
+    cluster: started(await startGateway('gateway-cluster', 0, [base(upstream), redisCluster.seeds]))
   }
 }
 
@@ -130,7 +138,15 @@ function shippedScenario ({ shipped, shippedLog }: Bench): Scenario {
   }
 }
 
-/** 2 to 6b, 9 and 10: alternated over the rounds, each compared with the baseline's throughput. */
+/** 11: Redis nonces and token reads on a 3-master Redis Cluster, one script call per slot and turn. */
+function clusterScenario ({ cluster }: Bench): Scenario {
+  return {
+    id: '11', name: 'gateway, Redis nonces on a 3-master cluster', target: cluster, setupRequest: signedBy(cluster),
+    goals: [ratioGoal('Redis nonces on a Redis Cluster', 0.85)]
+  }
+}
+
+/** 2 to 6b, 9 to 11: alternated over the rounds, each compared with the baseline's throughput. */
 export function throughputScenarios (bench: Bench, population: Credentials[]): Scenario[] {
   const { proxy, memory, onRedis, cold } = bench
   return [
@@ -150,7 +166,8 @@ export function throughputScenarios (bench: Bench, population: Credentials[]): S
       ]
     },
     mixScenario(bench, population),
-    shippedScenario(bench)
+    shippedScenario(bench),
+    clusterScenario(bench)
   ]
 }
 
@@ -162,6 +179,19 @@ export async function codeExchangeScenario ({ onRedis }: Bench): Promise<Scenari
     goals: [valueGoal('code exchanges per second (Redis)', '≥', 3000, (own) => own.rps)]
   }
 }
+
+/**
+ * 12a, 12b: the scaling curve, `macgate start --workers 1` and `--workers 2` (Redis nonces, no
+ * log), unpinned; each started for its measurement and stopped after it, so that they never share
+ * the machine. Measured once each, after the rounds. The load generator keeps core 1, so on this 2-core machine the second worker
+ * competes with it: the curve says what a second core gives when the load comes from elsewhere.
+ */
+export async function workersScenario ({ upstream, redisUrl, onRedis }: Bench, count: number): Promise<Scenario> {
+  const target = await startWorkers(count, base(upstream), redisUrl, onRedis.ready)
+  return { id: `12${'ab'[count - 1]!}`, name: `macgate start --workers ${count} (Redis nonces, unpinned)`, target, setupRequest: signed(base(target), PATH, target.ready), onRedis: true }
+}
+
+export const WORKER_COUNTS = [1, 2]
 
 /** 8a, 8b: the p99 the check adds at a fixed offered load, half the baseline's maximum rate. */
 export function fixedRateScenarios ({ proxy, onRedis }: Bench, rate: number): Scenario[] {

@@ -1,6 +1,7 @@
 // One server under test, in a process of its own so that it can be pinned to a core and its CPU
 // time read apart from the load generator's. Started by bench/processes.ts with the kind to serve
-// (a TargetKind of bench/messages.ts), the upstream URL, Redis's URL for the gateways on Redis, and
+// (a TargetKind of bench/messages.ts), the upstream URL, Redis's URL for the gateways on Redis (the
+// cluster's seed nodes for gateway-cluster), and
 // one more argument: the mix's token LRU size, or the shipped gateway's log file. It sends `ready`
 // once it listens, then answers the runner's messages: `cpu`, and of a gateway `codes`, `cache`, `population`.
 import { createServer } from 'node:http'
@@ -72,6 +73,11 @@ async function buildShipped (logFile: string): Promise<{ app: FastifyInstance, s
 
 async function buildKind (gateway: GatewayKind): Promise<{ app: FastifyInstance, store: Store }> {
   if (gateway === 'gateway-shipped') return await buildShipped(option)
+  if (gateway === 'gateway-cluster') {
+    // Here the Redis argument is the cluster's seed nodes, as REDIS_CLUSTER_NODES lists them.
+    const store = await openStore({ REDIS_CLUSTER_NODES: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-cluster:' })
+    return { app: await buildTarget(store, 100_000), store }
+  }
   const store = gateway === 'gateway-memory' ? new MemoryStore() : await new RedisStore(redisUrl, { prefix: `bench:${gateway}:` }).connect()
   const lruMax = gateway === 'gateway-cold' ? 0 : gateway === 'gateway-mix' ? Number(option) : 100_000
   if (!Number.isSafeInteger(lruMax) || lruMax < 0) throw new Error(`${gateway} needs its token LRU's size, not ${option}`)
