@@ -22,6 +22,8 @@ export interface NewClient {
   scope?: string
   responseTypes?: Array<'code' | 'token'>
   requirePkce?: boolean
+  /** May introspect every client's tokens at /oauth2/introspect. */
+  resourceServer?: boolean
   accessTokenTtl?: number
   refreshTokenTtl?: number
 }
@@ -58,6 +60,7 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
     scopes,
     responseTypes: responseTypes as Array<'code' | 'token'>,
     requirePkce: input.requirePkce ?? false,
+    ...(input.resourceServer === true && { resourceServer: true }),
     ...(input.accessTokenTtl !== undefined && { accessTokenTtl: input.accessTokenTtl }),
     ...(input.refreshTokenTtl !== undefined && { refreshTokenTtl: input.refreshTokenTtl }),
     createdAt: Date.now()

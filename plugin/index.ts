@@ -12,6 +12,7 @@ import { securityHeaders, sendErrorPage } from './core/replies.js'
 import { macAuthHook, type MacAuthHook, type MacAuthOptions } from './mac/hook.js'
 import { MacVerifier, type MacIdentity } from './mac/verify.js'
 import { authorizeRoutes } from './oauth/authorize-endpoint.js'
+import { standardRoutes } from './oauth/standard-endpoints.js'
 import { tokenRoutes } from './oauth/token-endpoint.js'
 import { rateLimitBackend } from './store/rate-limit.js'
 
@@ -89,6 +90,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
     await endpoints.register(fastifyRateLimit, { global: false, store: rateLimitBackend(config.store) })
     await endpoints.register(async (context) => await pages(context, config))
     await endpoints.register(async (context) => { tokenRoutes(context, config) })
+    await endpoints.register(async (context) => { standardRoutes(context, config) })
   })
 }
 

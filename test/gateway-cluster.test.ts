@@ -65,10 +65,10 @@ t.test('refresh reuse at B revokes the grant hot in A\'s cache within 100 ms', a
 
 t.test('the CLI on the cluster: REDIS_CLUSTER_NODES for clients add and list', async (t) => {
   const env = cliEnv({ REDIS_CLUSTER_NODES: cluster.seeds, MACGATE_REDIS_PREFIX: shared.prefix })
-  const added = await cli(['clients', 'add', '--name', 'Cluster App', '--redirect-uri', 'https://app.example.com/cb', '--json'], env)
+  const added = await cli(['clients', 'add', '--name', 'Cluster App', '--redirect-uri', 'https://app.example.com/cb', '--resource-server', '--json'], env)
   t.equal(added.code, 0, added.stderr)
   const { client_id: clientId } = JSON.parse(added.stdout) as { client_id: string }
-  t.ok(await a.store.getClient(clientId), 'the gateways see the client')
+  t.equal((await a.store.getClient(clientId))?.resourceServer, true, 'the gateways see the client, a resource server')
   const listed = await cli(['clients', 'list', '--json'], env)
   t.ok((JSON.parse(listed.stdout) as Array<{ id: string }>).some((client) => client.id === clientId), 'clients list finds it')
   const unreachable = await cli(['clients', 'list'], cliEnv({ REDIS_CLUSTER_NODES: '127.0.0.1:1' }))

@@ -12,6 +12,7 @@ async function add (args: string[]): Promise<void> {
       scope: { type: 'string' },
       'response-types': { type: 'string' },
       'require-pkce': { type: 'boolean' },
+      'resource-server': { type: 'boolean' },
       json: { type: 'boolean' }
     }
   })
@@ -24,7 +25,8 @@ async function add (args: string[]): Promise<void> {
       redirectUris: values['redirect-uri']!,
       ...(values.scope !== undefined && { scope: values.scope }),
       ...(responseTypes !== undefined && { responseTypes }),
-      requirePkce: values['require-pkce'] ?? false
+      requirePkce: values['require-pkce'] ?? false,
+      resourceServer: values['resource-server'] ?? false
     })
     if (values.json === true) {
       process.stdout.write(`${JSON.stringify({ client_id: client.id, client_secret: clientSecret })}\n`)

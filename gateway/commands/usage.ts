@@ -11,7 +11,7 @@ export const usage = `Usage: macgate <command>
                               serve the gateway (PORT, default 8080; HOST, default 127.0.0.1);
                               N processes share the port (MACGATE_WORKERS; needs a shared store)
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
-              [--response-types code,token] [--require-pkce] [--json]
+              [--response-types code,token] [--require-pkce] [--resource-server] [--json]
   clients list [--json]
   clients remove ID
   users add --username NAME --password-stdin [--json]

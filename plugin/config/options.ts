@@ -22,6 +22,8 @@ export interface MacgateSettings {
   clientAuthRateLimit?: { perClient?: number, perAddress?: number }
   /** Send the session cookie only over HTTPS; turn on behind TLS. */
   secureCookies?: boolean
+  /** The issuer the RFC 8414 metadata names (an https URL in production); default: the request's origin. */
+  issuer?: string
   /** How far a nonce's minute may lie from ours, either way, in minutes. */
   nonceSkewMinutes?: number
   /**
@@ -53,6 +55,7 @@ export interface MacgateConfig {
   signInRateLimit: number
   clientAuthRateLimit: { perClient: number, perAddress: number }
   secureCookies: boolean
+  issuer?: string
   nonceSkewMinutes: number
   macQueryVariants: boolean
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
@@ -91,6 +94,7 @@ export const settingsSchema = {
       }
     },
     secureCookies: { type: 'boolean', default: defaults.secureCookies },
+    issuer: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
     nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
     macQueryVariants: { type: 'boolean', default: defaults.macQueryVariants },
     tokenCache: {

@@ -29,6 +29,11 @@ export class ScopeRegistry {
     this.#byId = new Map(definitions.map((definition) => [definition.id, definition]))
   }
 
+  /** Every scope id, as the metadata document lists them. */
+  ids (): string[] {
+    return [...this.#byId.keys()]
+  }
+
   has (id: string): boolean {
     return this.#byId.has(id)
   }

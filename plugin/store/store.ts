@@ -22,6 +22,8 @@ export interface ClientRecord {
   scopes: string[]
   responseTypes: Array<'code' | 'token'>
   requirePkce: boolean
+  /** A resource server may introspect any client's tokens (RFC 7662); others only their own. */
+  resourceServer?: boolean
   accessTokenTtl?: number
   refreshTokenTtl?: number
   createdAt: number

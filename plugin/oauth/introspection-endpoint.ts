@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify'
+import type { MacgateConfig } from '../config/options.js'
+import { errors } from '../core/errors.js'
+import { single, type Params } from '../core/params.js'
+import { authenticateClient } from './client-auth.js'
+import { sendStandardJson } from './standard-replies.js'
+import { findToken } from './token-lookup.js'
+
+/**
+ * RFC 7662 introspection for resource servers that do not sit behind the gateway: the client
+ * authenticates, then a live access token is described (contract §10). A client sees only its own
+ * tokens, unless registered as a resource server (`clients add --resource-server`); anything else,
+ * refresh tokens included, is `{"active":false}`, which says nothing about why.
+ */
+export function introspectionRoute (fastify: FastifyInstance, config: MacgateConfig): void {
+  fastify.post('/oauth2/introspect', async (request, reply) => {
+    const params = (request.body ?? {}) as Params
+    const client = await authenticateClient(config, request, params)
+    const token = single(params, 'token')
+    if (token === undefined || token === '') throw errors.invalidRequest('token is missing')
+    const found = await findToken(config, token)
+    if (found?.kind !== 'access' || (found.record.clientId !== client.id && client.resourceServer !== true)) {
+      return await sendStandardJson(reply, { active: false })
+    }
+    const { record } = found
+    return await sendStandardJson(reply, {
+      active: true,
+      scope: record.scope.join(' '),
+      client_id: record.clientId,
+      token_type: 'mac',
+      exp: Math.floor(record.expiresAt / 1000),
+      sub: record.openId
+    })
+  })
+}

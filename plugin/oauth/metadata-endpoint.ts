@@ -1,0 +1,31 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { MacgateConfig } from '../config/options.js'
+import { sendStandardJson } from './standard-replies.js'
+
+const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
+
+/** The configured issuer, or this request's own origin (as the client reached us). */
+function issuerOf (config: MacgateConfig, request: FastifyRequest): string {
+  return (config.issuer ?? `${request.protocol}://${request.host}`).replace(/\/$/, '')
+}
+
+/** RFC 8414: what a generic client discovers before it starts. */
+export function metadataRoute (fastify: FastifyInstance, config: MacgateConfig): void {
+  fastify.get('/.well-known/oauth-authorization-server', async (request, reply) => {
+    const issuer = issuerOf(config, request)
+    return await sendStandardJson(reply, {
+      issuer,
+      authorization_endpoint: `${issuer}/oauth2/authorize`,
+      token_endpoint: `${issuer}/oauth2/token`,
+      revocation_endpoint: `${issuer}/oauth2/revoke`,
+      introspection_endpoint: `${issuer}/oauth2/introspect`,
+      response_types_supported: ['code', 'token'],
+      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      scopes_supported: config.registry.ids()
+    })
+  })
+}

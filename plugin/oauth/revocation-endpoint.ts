@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify'
+import type { MacgateConfig } from '../config/options.js'
+import { errors } from '../core/errors.js'
+import { single, type Params } from '../core/params.js'
+import { authenticateClient } from './client-auth.js'
+import { sendStandardJson } from './standard-replies.js'
+import { findToken } from './token-lookup.js'
+
+/**
+ * RFC 7009 revocation, in this order: the client authenticates (as at the token endpoint), the
+ * token is required, then it is looked up. Revoking either token of a grant revokes the whole
+ * grant (for a refresh token the contract requires it; for an access token RFC 7009 allows it, and
+ * a client revoking its access does not mean to keep refreshing it). The revoking script announces
+ * it, so every gateway instance drops the access token from its cache. 200 whatever was found: an
+ * unknown, expired or other client's token tells the caller nothing, and another client's is left
+ * alone.
+ */
+export function revocationRoute (fastify: FastifyInstance, config: MacgateConfig): void {
+  fastify.post('/oauth2/revoke', async (request, reply) => {
+    const params = (request.body ?? {}) as Params
+    const client = await authenticateClient(config, request, params)
+    const token = single(params, 'token')
+    if (token === undefined || token === '') throw errors.invalidRequest('token is missing')
+    const found = await findToken(config, token, single(params, 'token_type_hint'))
+    if (found !== undefined && found.record.clientId === client.id) await config.store.revokeGrant(found.grantId)
+    return await sendStandardJson(reply, {})
+  })
+}

@@ -1,0 +1,28 @@
+import type { MacgateConfig } from '../config/options.js'
+import { grantIdOf, hashSecret } from '../core/credentials.js'
+import type { AccessTokenRecord, RefreshTokenRecord } from '../store/store.js'
+
+export type FoundToken =
+  | { kind: 'access', grantId: string, record: AccessTokenRecord }
+  | { kind: 'refresh', grantId: string, record: RefreshTokenRecord }
+
+/**
+ * A live token this server issued, access or refresh, by its value. A value without our tag is
+ * answered at once, without a store read (like the verifier, forged tokens cost nothing).
+ * The hint only orders the two reads (RFC 7009 §2.1: a wrong hint must not hide the token).
+ */
+export async function findToken (config: MacgateConfig, token: string, hint?: string): Promise<FoundToken | undefined> {
+  const grantId = grantIdOf(config.secret, token)
+  if (grantId === undefined) return undefined
+  const hash = hashSecret(token)
+  const access = async (): Promise<FoundToken | undefined> => {
+    const record = await config.store.getAccessToken(hash, grantId)
+    return record === undefined || record.expiresAt <= Date.now() ? undefined : { kind: 'access', grantId, record }
+  }
+  const refresh = async (): Promise<FoundToken | undefined> => {
+    const record = await config.store.getRefreshToken(hash, grantId)
+    return record === undefined || record.spent === true || record.expiresAt <= Date.now() ? undefined : { kind: 'refresh', grantId, record }
+  }
+  const [first, second] = hint === 'refresh_token' ? [refresh, access] : [access, refresh]
+  return await first() ?? await second()
+}
