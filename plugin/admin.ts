@@ -94,6 +94,18 @@ export async function changePassword (store: Store, username: string, password: 
   await store.endSessions(user.id)
 }
 
+/**
+ * A new secret for the client, returned this once; the old one keeps working for `graceSeconds`
+ * (0: it stops at once), so that a deployment can roll the new one out without downtime.
+ */
+export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400): Promise<{ clientSecret: string }> {
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new RegistrationError('the grace period is whole seconds, 0 or more')
+  const clientSecret = randomBase64Url(32)
+  const rotated = await store.rotateClientSecret(clientId, hashSecret(clientSecret), Date.now() + graceSeconds * 1000)
+  if (rotated === undefined) throw new RegistrationError(`no client ${clientId}`)
+  return { clientSecret }
+}
+
 /** Removes the user; every session of theirs ends on every instance. */
 export async function removeUser (store: Store, username: string): Promise<{ userId: string }> {
   const removed = await store.removeUser(username)

@@ -29,7 +29,7 @@ export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/re
 export type { ClientRecord, Store, UserRecord } from './store/store.js'
 export type { MacIdentity } from './mac/verify.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
-export { changePassword, createUser, grantAccessToken, grantCode, registerClient, RegistrationError, removeUser, type NewClient } from './admin.js'
+export { changePassword, createUser, grantAccessToken, grantCode, registerClient, RegistrationError, removeUser, rotateClientSecret, type NewClient } from './admin.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

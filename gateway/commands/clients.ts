@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { registerClient, ScopeRegistry } from '../../plugin/index.js'
+import { registerClient, rotateClientSecret, ScopeRegistry } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
 import { UsageError } from './usage.js'
 
@@ -59,9 +59,26 @@ async function remove (args: string[]): Promise<void> {
   })
 }
 
+async function rotateSecret (args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'grace-seconds': { type: 'string' }, json: { type: 'boolean' } } })
+  if (positionals.length !== 1) throw new UsageError('clients rotate-secret needs exactly one client id')
+  const grace = values['grace-seconds'] === undefined ? 86_400 : Number(values['grace-seconds'])
+  if (!Number.isSafeInteger(grace) || grace < 0) throw new UsageError(`--grace-seconds must be whole seconds, 0 or more, not ${values['grace-seconds']}`)
+  const clientId = positionals[0]!
+  await withAdminStore(async (store) => {
+    const { clientSecret } = await rotateClientSecret(store, clientId, grace)
+    if (values.json === true) {
+      process.stdout.write(`${JSON.stringify({ client_id: clientId, client_secret: clientSecret })}\n`)
+      return
+    }
+    process.stdout.write(`client_id:     ${clientId}\nclient_secret: ${clientSecret}\n(the secret is shown only now; the previous one works for ${grace} more seconds)\n`)
+  })
+}
+
 export async function clientsCommand (subcommand: string | undefined, args: string[]): Promise<void> {
   if (subcommand === 'add') return await add(args)
   if (subcommand === 'list') return await list(args)
   if (subcommand === 'remove') return await remove(args)
-  throw new UsageError(`clients needs add, list or remove${subcommand === undefined ? '' : `, not ${subcommand}`}`)
+  if (subcommand === 'rotate-secret') return await rotateSecret(args)
+  throw new UsageError(`clients needs add, list, remove or rotate-secret${subcommand === undefined ? '' : `, not ${subcommand}`}`)
 }

@@ -14,6 +14,8 @@ export const usage = `Usage: macgate <command>
               [--response-types code,token] [--require-pkce] [--resource-server] [--json]
   clients list [--json]
   clients remove ID
+  clients rotate-secret ID [--grace-seconds S] [--json]
+                              a new secret; the old one works S more seconds (default 86400)
   users add --username NAME --password-stdin [--json]
   users passwd --username NAME --password-stdin    (ends the user's sessions)
   users remove NAME                                (ends the user's sessions)

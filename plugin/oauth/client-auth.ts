@@ -43,6 +43,11 @@ function credentials (request: FastifyRequest, params: Params): Credentials {
   return { clientId, clientSecret }
 }
 
+/** During a rotation's grace period the secret before it still authenticates. */
+function previousSecretMatches (clientSecret: string, client: ClientRecord): boolean {
+  return client.previousSecretHash !== undefined && (client.previousSecretUntil ?? 0) > Date.now() && secretMatches(clientSecret, client.previousSecretHash)
+}
+
 /**
  * The client, once its id and secret check out (96002, 96001, 96003 otherwise), unless failures
  * for this client or address are over their limit (429).
@@ -56,7 +61,7 @@ export async function authenticateClient (config: MacgateConfig, request: Fastif
     await throttle.failed({ knownClient: false })
     throw errors.clientNotExists()
   }
-  if (!secretMatches(clientSecret, client.secretHash)) {
+  if (!secretMatches(clientSecret, client.secretHash) && !previousSecretMatches(clientSecret, client)) {
     await throttle.failed({ knownClient: true })
     throw errors.invalidClient()
   }

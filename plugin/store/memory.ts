@@ -113,6 +113,13 @@ export class MemoryStore implements Store {
     return [...this.#clients.values()].map((client) => structuredClone(client))
   }
 
+  async rotateClientSecret (clientId: string, secretHash: string, previousUntil: number): Promise<ClientRecord | undefined> {
+    const client = this.#clients.get(clientId)
+    if (client === undefined) return undefined
+    Object.assign(client, { previousSecretHash: client.secretHash, previousSecretUntil: previousUntil, secretHash })
+    return structuredClone(client)
+  }
+
   async removeClient (clientId: string): Promise<boolean> {
     if (!this.#clients.delete(clientId)) return false
     for (const grantId of this.#clientGrants.get(clientId)?.keys() ?? []) await this.revokeGrant(grantId)

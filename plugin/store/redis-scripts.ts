@@ -109,6 +109,22 @@ local id, record = ARGV[1], ARGV[2]
 redis.call('SET', client, record)
 redis.call('SADD', index, id)`
   },
+  // The current secret hash becomes the previous one, accepted until ARGV[2]; returns the client.
+  // (cjson would write an empty array as {}: a client's arrays are never empty.)
+  macgateRotateSecret: {
+    numberOfKeys: 1,
+    lua: `local client = KEYS[1]
+local secretHash, previousUntil = ARGV[1], tonumber(ARGV[2])
+local stored = redis.call('GET', client)
+if not stored then return false end
+local record = cjson.decode(stored)
+record.previousSecretHash = record.secretHash
+record.previousSecretUntil = previousUntil
+record.secretHash = secretHash
+stored = cjson.encode(record)
+redis.call('SET', client, stored)
+return stored`
+  },
   macgateRemoveClient: {
     numberOfKeys: 2,
     lua: `local client, index = KEYS[1], KEYS[2]

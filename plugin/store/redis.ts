@@ -112,6 +112,10 @@ export class RedisStore implements Store {
     return records.flatMap((record) => record === null ? [] : [JSON.parse(record) as ClientRecord])
   }
 
+  async rotateClientSecret (clientId: string, secretHash: string, previousUntil: number): Promise<ClientRecord | undefined> {
+    return parse(await reach(this.redis.macgateRotateSecret(this.#clientKey(clientId), secretHash, previousUntil)) as string | null)
+  }
+
   async removeClient (clientId: string): Promise<boolean> {
     const removed = await reach(this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId))
     if (removed === 0) return false

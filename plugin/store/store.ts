@@ -22,6 +22,9 @@ export interface ClientRecord {
   scopes: string[]
   responseTypes: Array<'code' | 'token'>
   requirePkce: boolean
+  /** The secret before the last rotation, accepted until `previousSecretUntil` (ms since the epoch). */
+  previousSecretHash?: string
+  previousSecretUntil?: number
   /** A resource server may introspect any client's tokens (RFC 7662); others only their own. */
   resourceServer?: boolean
   accessTokenTtl?: number
@@ -110,6 +113,11 @@ export interface Store {
   saveClient (client: ClientRecord): Promise<void>
   getClient (clientId: string): Promise<ClientRecord | undefined>
   listClients (): Promise<ClientRecord[]>
+  /**
+   * Replaces the client's secret hash, atomically: the current one becomes the previous one,
+   * accepted until `previousUntil`. The updated client, or undefined when there is no such client.
+   */
+  rotateClientSecret (clientId: string, secretHash: string, previousUntil: number): Promise<ClientRecord | undefined>
   /** Removes the client and revokes every grant issued to it. False when it did not exist. */
   removeClient (clientId: string): Promise<boolean>
 

@@ -127,6 +127,19 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.equal(await store.removeClient('1000000000000000000'), false, 'never existed')
   })
 
+  test('clients: a secret rotation keeps the previous hash until a time, atomically', async (t, store) => {
+    const { record } = newClient()
+    await store.saveClient(record)
+    const until = Date.now() + 60_000
+    const rotated = await store.rotateClientSecret(record.id, 'new-hash', until)
+    t.strictSame(rotated, { ...record, secretHash: 'new-hash', previousSecretHash: record.secretHash, previousSecretUntil: until })
+    t.strictSame(await store.getClient(record.id), rotated, 'as stored')
+    await Promise.all([store.rotateClientSecret(record.id, 'a', until), store.rotateClientSecret(record.id, 'b', until)])
+    const after = await store.getClient(record.id)
+    t.ok(after!.secretHash !== after!.previousSecretHash && ['a', 'b'].includes(after!.previousSecretHash!), 'two rotations at once: one follows the other')
+    t.equal(await store.rotateClientSecret('1000000000000000000', 'x', until), undefined, 'no such client')
+  })
+
   test('removing a client revokes the grants opened for it', async (t, store) => {
     const heard = new Heard(store)
     t.ok(await heard.ready(store), 'listener live')
