@@ -55,7 +55,8 @@ export async function startCommand (args: string[]): Promise<void> {
     : undefined
   const app = await buildGateway({
     store,
-    config,
+    // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
+    config: seeded === undefined ? config : { ...config, macDebug: true },
     ...(process.env.MACGATE_SECRET !== undefined && { secret: process.env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
     logger: { level: process.env.LOG_LEVEL ?? 'info', stream: logDestination() }

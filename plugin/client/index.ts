@@ -1,5 +1,5 @@
 // What client apps import as `macgate/client`: request signing and token response parsing.
-export { signRequest, createSignedFetch, type SignRequestOptions, type SignedFetchOptions, type SignedFetch } from './sign.js'
+export { explainSignature, signRequest, createSignedFetch, type SignRequestOptions, type SignedFetchOptions, type SignedFetch } from './sign.js'
 export {
   parseTokenResponse,
   parseImplicitFragment,

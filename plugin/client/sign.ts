@@ -10,10 +10,13 @@ export interface SignRequestOptions {
   nonce?: string
 }
 
-/** The full Authorization header value, `MAC access_token="..", nonce="..", mac=".."`. */
-export function signRequest ({ method, url, accessToken, macKey, nonce = makeNonce() }: SignRequestOptions): string {
+/**
+ * The string a request is signed over (nonce, method, host without port, path, canonical query, one
+ * per line): to set beside a server's `string_to_sign` (its `macDebug` answer) and see which differs.
+ */
+export function explainSignature ({ method, url, nonce }: { method: string, url: string | URL, nonce: string }): string {
   const target = new URL(url)
-  const text = stringToSign({
+  return stringToSign({
     nonce,
     method,
     host: target.host,
@@ -21,7 +24,11 @@ export function signRequest ({ method, url, accessToken, macKey, nonce = makeNon
     path: target.pathname,
     query: canonicalQuery(target.search.slice(1))
   })
-  const mac = computeMac(macKey, text)
+}
+
+/** The full Authorization header value, `MAC access_token="..", nonce="..", mac=".."`. */
+export function signRequest ({ method, url, accessToken, macKey, nonce = makeNonce() }: SignRequestOptions): string {
+  const mac = computeMac(macKey, explainSignature({ method, url, nonce }))
   // The server percent-decodes every value; encoding keeps `"` or `,` in a token from breaking the header.
   const quote = encodeURIComponent
   return `MAC access_token="${quote(accessToken)}", nonce="${quote(nonce)}", mac="${quote(mac)}"`

@@ -22,6 +22,8 @@ export interface MacgateSettings {
   clientAuthRateLimit?: { perClient?: number, perAddress?: number }
   /** Send the session cookie only over HTTPS; turn on behind TLS. */
   secureCookies?: boolean
+  /** Answer a mac mismatch with the server's string to sign (`string_to_sign`): for development. */
+  macDebug?: boolean
   /** The issuer the RFC 8414 metadata names (an https URL in production); default: the request's origin. */
   issuer?: string
   /** How far a nonce's minute may lie from ours, either way, in minutes. */
@@ -56,6 +58,7 @@ export interface MacgateConfig {
   clientAuthRateLimit: { perClient: number, perAddress: number }
   secureCookies: boolean
   issuer?: string
+  macDebug: boolean
   nonceSkewMinutes: number
   macQueryVariants: boolean
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
@@ -94,6 +97,7 @@ export const settingsSchema = {
       }
     },
     secureCookies: { type: 'boolean', default: defaults.secureCookies },
+    macDebug: { type: 'boolean', default: false },
     issuer: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
     nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
     macQueryVariants: { type: 'boolean', default: defaults.macQueryVariants },

@@ -17,12 +17,15 @@ export class OAuthError extends Error {
   declare advice: string
   /** Seconds until a refused caller may try again (sent as Retry-After). */
   declare retryAfter?: number
+  /** With `macDebug`, a mac mismatch carries the server's string to sign (never the key or the mac). */
+  declare stringToSign?: string
 }
 
 export interface ErrorOptions {
   cause?: unknown
   /** Seconds, for Retry-After. */
   retryAfter?: number
+  stringToSign?: string
 }
 
 export interface OAuthErrorFactory {
@@ -52,11 +55,12 @@ interface Definition {
 function define (kind: string, { errno, code, text, statusCode, advice = ADVICE.client }: Definition): OAuthErrorFactory {
   const ErrorClass = createError(code, '%s', statusCode, OAuthError as unknown as ErrorConstructor)
   Object.assign(ErrorClass.prototype, { errno, advice, kind })
-  const make = (description = text, { cause, retryAfter }: ErrorOptions = {}): OAuthError => {
+  const make = (description = text, { cause, retryAfter, stringToSign }: ErrorOptions = {}): OAuthError => {
     const error = (cause === undefined ? new ErrorClass(description) : new ErrorClass(description, { cause })) as unknown as OAuthError
     // @fastify/error sets the status on the instance; the kind's own is the only one there is.
     error.statusCode = statusCode
     if (retryAfter !== undefined) error.retryAfter = retryAfter
+    if (stringToSign !== undefined) error.stringToSign = stringToSign
     return error
   }
   // Kinds sharing a contract code share @fastify/error's instanceof: compare the kind instead.

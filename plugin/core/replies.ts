@@ -46,5 +46,6 @@ export async function sendTokenError (reply: FastifyReply, error: OAuthError, st
 /** An error in the open API's own shape: no prefix, a challenge on 401. */
 export async function sendOpenApiError (reply: FastifyReply, error: OAuthError): Promise<FastifyReply> {
   if (error.statusCode === 401) reply.header('www-authenticate', 'MAC')
-  return await reply.code(error.statusCode).send({ result: 'error', description: error.message, code: error.errno })
+  const debug = error.stringToSign === undefined ? {} : { string_to_sign: error.stringToSign }
+  return await reply.code(error.statusCode).send({ result: 'error', description: error.message, code: error.errno, ...debug })
 }

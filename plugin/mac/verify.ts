@@ -21,6 +21,8 @@ export interface VerifierOptions {
   /** Also accept the query forms other SDKs sign (contract §6): wider, see README's security notes. */
   macQueryVariants: boolean
   tokenCache: TokenCacheOptions
+  /** A mac mismatch answers with the server's string to sign, for client developers. */
+  macDebug?: boolean
 }
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
@@ -35,9 +37,11 @@ export class MacVerifier {
   readonly #store: Store
   readonly #skew: number
   readonly #variants: QueryVariant[]
+  readonly #debug: boolean
 
-  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache }: VerifierOptions) {
+  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false }: VerifierOptions) {
     this.#store = store
+    this.#debug = macDebug
     this.#skew = nonceSkewMinutes
     this.#variants = macQueryVariants ? VARIANTS : []
     this.cache = new TokenCache(store, secret, tokenCache)
@@ -61,7 +65,7 @@ export class MacVerifier {
     const queryStart = url.indexOf('?')
     const path = queryStart === -1 ? url : url.slice(0, queryStart)
     const rawQuery = queryStart === -1 ? '' : url.slice(queryStart + 1)
-    if (!this.#macMatches(header, token.macKey, { method, host, path, rawQuery })) throw errors.accessDenied('mac does not match')
+    if (!this.#macMatches(header, token.macKey, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
 
     const drift = nonceMinutes() - header.minutes
     if (drift > this.#skew) throw errors.accessDenied('nonce is stale')
@@ -85,6 +89,13 @@ export class MacVerifier {
       if (macMatches(sign(query), header.mac)) return true
     }
     return false
+  }
+
+  /** The mismatch error; with macDebug it carries what the server signed, so that a client sees which line differs. */
+  #mismatch (header: MacHeader, request: { method: string, host: string, path: string, rawQuery: string }): Error {
+    if (!this.#debug) return errors.accessDenied('mac does not match')
+    const text = stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query: canonicalQuery(request.rawQuery) })
+    return errors.accessDenied('mac does not match', { stringToSign: text })
   }
 
   /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
