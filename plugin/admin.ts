@@ -22,6 +22,8 @@ export interface NewClient {
   scope?: string
   responseTypes?: Array<'code' | 'token'>
   requirePkce?: boolean
+  /** HmacSha1 (the default, the spec's only one) or HmacSha256 (opt-in). */
+  macAlgorithm?: 'HmacSha1' | 'HmacSha256'
   /** May introspect every client's tokens at /oauth2/introspect. */
   resourceServer?: boolean
   accessTokenTtl?: number
@@ -51,6 +53,9 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
   for (const ttl of [input.accessTokenTtl, input.refreshTokenTtl]) {
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) throw new RegistrationError('token lifetimes must be whole seconds')
   }
+  if (input.macAlgorithm !== undefined && input.macAlgorithm !== 'HmacSha1' && input.macAlgorithm !== 'HmacSha256') {
+    throw new RegistrationError('mac algorithm must be HmacSha1 or HmacSha256')
+  }
   const clientSecret = randomBase64Url(32)
   const client: ClientRecord = {
     id: newClientId(),
@@ -61,6 +66,7 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
     responseTypes: responseTypes as Array<'code' | 'token'>,
     requirePkce: input.requirePkce ?? false,
     ...(input.resourceServer === true && { resourceServer: true }),
+    ...(input.macAlgorithm === 'HmacSha256' && { macAlgorithm: 'HmacSha256' as const }),
     ...(input.accessTokenTtl !== undefined && { accessTokenTtl: input.accessTokenTtl }),
     ...(input.refreshTokenTtl !== undefined && { refreshTokenTtl: input.refreshTokenTtl }),
     createdAt: Date.now()

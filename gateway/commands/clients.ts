@@ -13,11 +13,14 @@ async function add (args: string[]): Promise<void> {
       'response-types': { type: 'string' },
       'require-pkce': { type: 'boolean' },
       'resource-server': { type: 'boolean' },
+      'mac-algorithm': { type: 'string' },
       json: { type: 'boolean' }
     }
   })
   if (values.name === undefined) throw new UsageError('clients add needs --name')
   if (values['redirect-uri'] === undefined) throw new UsageError('clients add needs --redirect-uri')
+  const macAlgorithm = values['mac-algorithm']
+  if (macAlgorithm !== undefined && macAlgorithm !== 'HmacSha1' && macAlgorithm !== 'HmacSha256') throw new UsageError(`--mac-algorithm must be HmacSha1 or HmacSha256, not ${macAlgorithm}`)
   const responseTypes = values['response-types']?.split(',').map((type) => type.trim()) as Array<'code' | 'token'> | undefined
   await withAdminStore(async (store) => {
     const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
@@ -26,7 +29,8 @@ async function add (args: string[]): Promise<void> {
       ...(values.scope !== undefined && { scope: values.scope }),
       ...(responseTypes !== undefined && { responseTypes }),
       requirePkce: values['require-pkce'] ?? false,
-      resourceServer: values['resource-server'] ?? false
+      resourceServer: values['resource-server'] ?? false,
+      ...(macAlgorithm !== undefined && { macAlgorithm })
     })
     if (values.json === true) {
       process.stdout.write(`${JSON.stringify({ client_id: client.id, client_secret: clientSecret })}\n`)

@@ -11,7 +11,8 @@ export const usage = `Usage: macgate <command>
                               serve the gateway (PORT, default 8080; HOST, default 127.0.0.1);
                               N processes share the port (MACGATE_WORKERS; needs a shared store)
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
-              [--response-types code,token] [--require-pkce] [--resource-server] [--json]
+              [--response-types code,token] [--require-pkce] [--resource-server]
+              [--mac-algorithm HmacSha1|HmacSha256] [--json]
   clients list [--json]
   clients remove ID
   clients rotate-secret ID [--grace-seconds S] [--json]

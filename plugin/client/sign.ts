@@ -1,4 +1,4 @@
-import { canonicalQuery, computeMac, makeNonce, stringToSign } from '../mac/signature.js'
+import { canonicalQuery, computeMac, hmacOf, makeNonce, stringToSign } from '../mac/signature.js'
 
 export interface SignRequestOptions {
   method: string
@@ -8,6 +8,8 @@ export interface SignRequestOptions {
   macKey: string
   /** Defaults to a fresh random nonce for the current minute. */
   nonce?: string
+  /** The token response's mac_algorithm: HmacSha1 (default) or HmacSha256. */
+  macAlgorithm?: string
 }
 
 /**
@@ -27,8 +29,8 @@ export function explainSignature ({ method, url, nonce }: { method: string, url:
 }
 
 /** The full Authorization header value, `MAC access_token="..", nonce="..", mac=".."`. */
-export function signRequest ({ method, url, accessToken, macKey, nonce = makeNonce() }: SignRequestOptions): string {
-  const mac = computeMac(macKey, explainSignature({ method, url, nonce }))
+export function signRequest ({ method, url, accessToken, macKey, nonce = makeNonce(), macAlgorithm }: SignRequestOptions): string {
+  const mac = computeMac(macKey, explainSignature({ method, url, nonce }), hmacOf(macAlgorithm))
   // The server percent-decodes every value; encoding keeps `"` or `,` in a token from breaking the header.
   const quote = encodeURIComponent
   return `MAC access_token="${quote(accessToken)}", nonce="${quote(nonce)}", mac="${quote(mac)}"`
@@ -37,16 +39,17 @@ export function signRequest ({ method, url, accessToken, macKey, nonce = makeNon
 export interface SignedFetchOptions {
   accessToken: string
   macKey: string
+  macAlgorithm?: string
   fetch?: typeof globalThis.fetch
 }
 
 export type SignedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>
 
 /** A fetch that signs every request with a fresh nonce. */
-export function createSignedFetch ({ accessToken, macKey, fetch = globalThis.fetch }: SignedFetchOptions): SignedFetch {
+export function createSignedFetch ({ accessToken, macKey, macAlgorithm, fetch = globalThis.fetch }: SignedFetchOptions): SignedFetch {
   return async (url, init = {}) => {
     const headers = new Headers(init.headers)
-    headers.set('authorization', signRequest({ method: init.method ?? 'GET', url, accessToken, macKey }))
+    headers.set('authorization', signRequest({ method: init.method ?? 'GET', url, accessToken, macKey, ...(macAlgorithm !== undefined && { macAlgorithm }) }))
     return await fetch(url, { ...init, headers })
   }
 }

@@ -67,12 +67,13 @@ function seconds (fields: Fields): number {
   return number
 }
 
-// Only MAC tokens with HMAC-SHA1 can be used; servers spell the algorithm HmacSha1, HmacSHA1, HMACSHA1.
+// Only MAC tokens with HMAC-SHA1 (or SHA-256, macgate's opt-in) can be used; servers spell the
+// algorithm HmacSha1, HmacSHA1, HMACSHA1.
 function checkMac (fields: Fields): { token_type: string, mac_algorithm: string } {
   const tokenType = text(fields, 'token_type')
   const algorithm = text(fields, 'mac_algorithm')
   if (tokenType.toLowerCase() !== 'mac') throw malformed(`token_type ${tokenType} is not mac`)
-  if (algorithm.toLowerCase() !== 'hmacsha1') throw malformed(`mac_algorithm ${algorithm} is not HmacSha1`)
+  if (!['hmacsha1', 'hmacsha256'].includes(algorithm.toLowerCase())) throw malformed(`mac_algorithm ${algorithm} is not HmacSha1 or HmacSha256`)
   return { token_type: tokenType, mac_algorithm: algorithm }
 }
 

@@ -59,9 +59,14 @@ export function stringToSign ({ nonce, method, host, path, query }: SigningInput
   return `${nonce}\n${method.toUpperCase()}\n${signingHost(host)}\n${path}\n${query}\n`
 }
 
-/** base64(HMAC-SHA1(utf8(macKey), utf8(text))). */
-export function computeMac (macKey: string, text: string): string {
-  return createHmac('sha1', Buffer.from(macKey, 'utf8')).update(text, 'utf8').digest('base64')
+/** The token's mac_algorithm as node:crypto names it; anything but HmacSha256 is the spec's HmacSha1. */
+export function hmacOf (macAlgorithm: string | undefined): 'sha1' | 'sha256' {
+  return macAlgorithm?.toLowerCase() === 'hmacsha256' ? 'sha256' : 'sha1'
+}
+
+/** base64(HMAC-SHA1(utf8(macKey), utf8(text))), or HMAC-SHA256 for a client registered with it. */
+export function computeMac (macKey: string, text: string, hmac: 'sha1' | 'sha256' = 'sha1'): string {
+  return createHmac(hmac, Buffer.from(macKey, 'utf8')).update(text, 'utf8').digest('base64')
 }
 
 /** Constant-time comparison. Only the length can leak, and a mac's length is public anyway. */

@@ -2,7 +2,7 @@ import { errors } from '../core/errors.js'
 import type { Store } from '../store/store.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
-import { canonicalQuery, computeMac, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
+import { canonicalQuery, computeMac, hmacOf, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
 
 export type { MacIdentity } from './token-cache.js'
 
@@ -65,7 +65,7 @@ export class MacVerifier {
     const queryStart = url.indexOf('?')
     const path = queryStart === -1 ? url : url.slice(0, queryStart)
     const rawQuery = queryStart === -1 ? '' : url.slice(queryStart + 1)
-    if (!this.#macMatches(header, token.macKey, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
+    if (!this.#macMatches(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
 
     const drift = nonceMinutes() - header.minutes
     if (drift > this.#skew) throw errors.accessDenied('nonce is stale')
@@ -76,8 +76,9 @@ export class MacVerifier {
     return admitOnce(fresh, token)
   }
 
-  #macMatches (header: MacHeader, macKey: string, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
-    const sign = (query: string): string => computeMac(macKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }))
+  #macMatches (header: MacHeader, { macKey, record }: ActiveToken, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
+    const hmac = hmacOf(record.macAlgorithm)
+    const sign = (query: string): string => computeMac(macKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }), hmac)
     const primary = canonicalQuery(request.rawQuery)
     if (macMatches(sign(primary), header.mac)) return true
     // Other SDKs sign the query differently; try their forms only when they differ.

@@ -3,7 +3,7 @@ import type { MacgateConfig } from '../config/options.js'
 import { hashSecret, mintCode, newGrantId } from '../core/credentials.js'
 import { formatScope } from '../core/scope.js'
 import type { AuthorizationRequest } from './authorize-request.js'
-import { issueAccessToken } from './issue-tokens.js'
+import { algorithmOf, issueAccessToken } from './issue-tokens.js'
 import { withFragment, withQuery } from './redirect-uri.js'
 
 /** What one authorization grants: to which client, for which user, what. */
@@ -11,6 +11,7 @@ export interface Authorization {
   clientId: string
   userId: string
   scope: string[]
+  macAlgorithm?: 'HmacSha256'
 }
 
 export interface CodeAuthorization extends Authorization {
@@ -54,13 +55,14 @@ export async function issueAuthorization (config: MacgateConfig, request: Author
     return withQuery(request.redirectUri, withState({ code }, request.state))
   }
   const accessTtl = request.client.accessTokenTtl ?? config.accessTokenTtl
-  const issued = await issueImplicitToken(config, authorization, accessTtl)
+  // A code's tokens take the client's algorithm when exchanged; an implicit token takes it now.
+  const issued = await issueImplicitToken(config, { ...authorization, ...algorithmOf(request.client) }, accessTtl)
   return withFragment(request.redirectUri, withState({
     access_token: issued.accessToken,
     token_type: 'mac',
     expires_in: String(accessTtl),
     scope: formatScope(request.scope),
     mac_key: issued.macKey,
-    mac_algorithm: 'HmacSha1'
+    mac_algorithm: request.client.macAlgorithm ?? 'HmacSha1'
   }, request.state))
 }

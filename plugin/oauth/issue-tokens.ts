@@ -8,6 +8,13 @@ export interface Grantee {
   clientId: string
   userId: string
   scope: string[]
+  /** Absent for HmacSha1. */
+  macAlgorithm?: 'HmacSha256'
+}
+
+/** The grantee fields a client's registration adds: its algorithm, when not the default. */
+export function algorithmOf (client: { macAlgorithm?: 'HmacSha256' }): { macAlgorithm?: 'HmacSha256' } {
+  return client.macAlgorithm === undefined ? {} : { macAlgorithm: client.macAlgorithm }
 }
 
 /** When the last record of a token set expires: until then its grant must stay findable. */
@@ -52,7 +59,7 @@ export function issueTokenSet (config: MacgateConfig, grantee: Grantee, redirect
       scope: formatScope(grantee.scope),
       token_type: 'mac',
       mac_key: access.macKey,
-      mac_algorithm: 'HmacSha1',
+      mac_algorithm: grantee.macAlgorithm ?? 'HmacSha1',
       openId: access.openId
     }
   }

@@ -25,6 +25,8 @@ export interface ClientRecord {
   /** The secret before the last rotation, accepted until `previousSecretUntil` (ms since the epoch). */
   previousSecretHash?: string
   previousSecretUntil?: number
+  /** Absent: HmacSha1, the spec's only algorithm; HmacSha256 only for a client registered with it. */
+  macAlgorithm?: 'HmacSha256'
   /** A resource server may introspect any client's tokens (RFC 7662); others only their own. */
   resourceServer?: boolean
   accessTokenTtl?: number
@@ -67,6 +69,8 @@ export interface AccessTokenRecord {
   userId: string
   openId: string
   scope: string[]
+  /** The client's algorithm when it is not HmacSha1. */
+  macAlgorithm?: 'HmacSha256'
   /** mac_key, AES-256-GCM encrypted under a key derived from the token (see core/credentials.ts). */
   macKeySealed: string
   /** Unix milliseconds. */
@@ -79,6 +83,7 @@ export interface RefreshTokenRecord {
   userId: string
   redirectUri: string
   scope: string[]
+  macAlgorithm?: 'HmacSha256'
   /** Hash of the access token issued beside it, revoked when this refresh token is spent. */
   accessTokenHash: string
   expiresAt: number

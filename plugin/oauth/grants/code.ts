@@ -4,7 +4,7 @@ import type { MacgateConfig } from '../../config/options.js'
 import type { ClientRecord, CodeRecord } from '../../store/store.js'
 import { required, single, type Params } from '../../core/params.js'
 import { checkRedirectUri } from './redirect-check.js'
-import { issueTokenSet, lastExpiry } from '../issue-tokens.js'
+import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.js'
 import { readOnce } from './use-once.js'
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
@@ -36,7 +36,7 @@ export async function exchangeCode (config: MacgateConfig, client: ClientRecord,
   if (!client.responseTypes.includes('code')) throw errors.unauthorizedClient()
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
-  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope }, record.redirectUri, accessTtl, refreshTtl)
+  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl)
   // Before the tokens exist, so that removing the client can always find their grant.
   await store.trackGrant(client.id, grantId, lastExpiry(tokens))
   const result = await store.redeemCode(codeHash, tokens)

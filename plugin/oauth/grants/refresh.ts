@@ -3,7 +3,7 @@ import type { MacgateConfig } from '../../config/options.js'
 import type { ClientRecord, RefreshTokenRecord } from '../../store/store.js'
 import { required, single, type Params } from '../../core/params.js'
 import { narrowScope, parseScope } from '../../core/scope.js'
-import { issueTokenSet, lastExpiry } from '../issue-tokens.js'
+import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.js'
 import { readOnce } from './use-once.js'
 import { checkRedirectUri } from './redirect-check.js'
 
@@ -20,7 +20,7 @@ export async function refreshTokens (config: MacgateConfig, client: ClientRecord
 
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
-  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope }, record.redirectUri, accessTtl, refreshTtl, record.scope)
+  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl, record.scope)
   await store.trackGrant(client.id, grantId, lastExpiry(tokens))
   const result = await store.rotateRefreshToken(tokenHash, tokens)
   if (result !== 'ok') throw errors.invalidRefreshToken(result === 'replayed' ? 'refresh token already used' : undefined)
