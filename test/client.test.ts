@@ -126,7 +126,7 @@ t.test('parseTokenResponse', async (t) => {
     t.throws(() => parseTokenResponse(body), { name: 'Error', message }, why)
   }
   malformed(JSON.stringify({ ...SUCCESS, mac_algorithm: 'HmacMd5' }), /mac_algorithm HmacMd5 is not HmacSha1 or HmacSha256/, 'bad algorithm')
-  t.equal(parseTokenResponse(JSON.stringify({ ...SUCCESS, mac_algorithm: 'HmacSha256' })).mac_algorithm, 'HmacSha256', 'HmacSha256, macgate's opt-in, is accepted')
+  t.equal(parseTokenResponse(JSON.stringify({ ...SUCCESS, mac_algorithm: 'HmacSha256' })).mac_algorithm, 'HmacSha256', 'HmacSha256, the opt-in, is accepted')
   malformed(JSON.stringify({ ...SUCCESS, token_type: 'bearer' }), /token_type bearer is not mac/, 'bearer token')
   malformed(JSON.stringify({ ...SUCCESS, access_token: '' }), /access_token missing/, 'empty token')
   malformed(JSON.stringify({ ...SUCCESS, mac_key: 5 }), /mac_key missing/, 'non-string mac_key')
