@@ -160,7 +160,7 @@ t.test('parseImplicitFragment', async (t) => {
   t.throws(() => parseImplicitFragment('https://app.example/cb?error=1#access_token=a'), /token_type missing/, 'a query error does not override a fragment')
 
   const base = 'access_token=a&token_type=mac&expires_in=60&scope=1&mac_key=k&mac_algorithm=HmacSha1'
-  t.throws(() => parseImplicitFragment(base.replace('HmacSha1', 'HmacSha256')), /mac_algorithm HmacSha256 is not HmacSha1/)
+  t.throws(() => parseImplicitFragment(base.replace('HmacSha1', 'HmacMd5')), /mac_algorithm HmacMd5 is not HmacSha1 or HmacSha256/)
   t.throws(() => parseImplicitFragment(base.replace('&mac_key=k', '')), /mac_key missing/)
   t.throws(() => parseImplicitFragment(base.replace('60', 'soon')), /expires_in/)
   t.throws(() => parseImplicitFragment(`${base}&access_token=evil`), /access_token given more than once/)
