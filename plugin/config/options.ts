@@ -22,6 +22,12 @@ export interface MacgateSettings {
   clientAuthRateLimit?: { perClient?: number, perAddress?: number }
   /** Send the session cookie only over HTTPS; turn on behind TLS. */
   secureCookies?: boolean
+  /**
+   * Seconds after a rotation during which the spent refresh token, presented again, answers with
+   * the same successor token set instead of revoking the grant (a lost answer, parallel refreshes).
+   * 0 (default): reuse always revokes.
+   */
+  refreshReuseGraceSeconds?: number
   /** Answer a mac mismatch with the server's string to sign (`string_to_sign`): for development. */
   macDebug?: boolean
   /** The issuer the RFC 8414 metadata names (an https URL in production); default: the request's origin. */
@@ -59,6 +65,7 @@ export interface MacgateConfig {
   secureCookies: boolean
   issuer?: string
   macDebug: boolean
+  refreshReuseGraceSeconds: number
   nonceSkewMinutes: number
   macQueryVariants: boolean
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
@@ -98,6 +105,7 @@ export const settingsSchema = {
     },
     secureCookies: { type: 'boolean', default: defaults.secureCookies },
     macDebug: { type: 'boolean', default: false },
+    refreshReuseGraceSeconds: { type: 'integer', minimum: 0, maximum: 300, default: 0 },
     issuer: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
     nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
     macQueryVariants: { type: 'boolean', default: defaults.macQueryVariants },

@@ -61,23 +61,40 @@ export function secretMatches (value: string, storedHash: string): boolean {
   return given.length === stored.length && timingSafeEqual(given, stored)
 }
 
-function sealingKey (token: string): Buffer {
-  return createHmac('sha256', token).update('macgate mac_key seal').digest()
+function sealingKey (token: string, purpose: string): Buffer {
+  return createHmac('sha256', token).update(purpose).digest()
+}
+
+function seal (token: string, purpose: string, text: string): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(token, purpose), iv)
+  const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()])
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')
+}
+
+function open (token: string, purpose: string, sealed: string): string {
+  const bytes = Buffer.from(sealed, 'base64url')
+  const decipher = createDecipheriv('aes-256-gcm', sealingKey(token, purpose), bytes.subarray(0, 12))
+  decipher.setAuthTag(bytes.subarray(12, 28))
+  return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8')
 }
 
 /** Encrypts a mac_key so that only a holder of the access token can read it back. */
 export function sealMacKey (token: string, macKey: string): string {
-  const iv = randomBytes(12)
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(token), iv)
-  const sealed = Buffer.concat([cipher.update(macKey, 'utf8'), cipher.final()])
-  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')
+  return seal(token, 'macgate mac_key seal', macKey)
 }
 
 export function openMacKey (token: string, sealed: string): string {
-  const bytes = Buffer.from(sealed, 'base64url')
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(token), bytes.subarray(0, 12))
-  decipher.setAuthTag(bytes.subarray(12, 28))
-  return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8')
+  return open(token, 'macgate mac_key seal', sealed)
+}
+
+/** Encrypts a refresh's answer so that only a holder of the spent refresh token can read it back. */
+export function sealSuccessor (refreshToken: string, body: string): string {
+  return seal(refreshToken, 'macgate successor seal', body)
+}
+
+export function openSuccessor (refreshToken: string, sealed: string): string {
+  return open(refreshToken, 'macgate successor seal', sealed)
 }
 
 /** Stable for one (user, client) pair, unrelated across clients, never the internal user id. */

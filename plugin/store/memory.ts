@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import { errors } from '../core/errors.js'
 import { NonceSet } from './nonce-set.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord,
+  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
@@ -83,6 +83,8 @@ export class MemoryStore implements Store {
   readonly #codes = new ExpiringMap<CodeRecord>()
   readonly #accessTokens = new ExpiringMap<AccessTokenRecord>()
   readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
+  /** Sealed successors of refresh tokens spent within their rotation grace, by the spent token's hash. */
+  readonly #successors = new ExpiringMap<string>()
   readonly #nonces: NonceSet
   readonly #counters = new ExpiringMap<{ count: number }>(MAX_COUNTERS)
   readonly #sessions = new ExpiringMap<SessionRecord>(MAX_SESSIONS)
@@ -221,14 +223,17 @@ export class MemoryStore implements Store {
     return token && structuredClone(token)
   }
 
-  async rotateRefreshToken (tokenHash: string, tokens: TokenRecords): Promise<RedeemResult> {
+  async rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> {
     const refresh = this.#refreshTokens.get(tokenHash)
     if (refresh === undefined) return 'missing'
     if (refresh.spent === true) {
+      const successor = this.#successors.get(tokenHash)
+      if (successor !== undefined) return { successor }
       this.#revoke(refresh.grantId)
       return 'replayed'
     }
     refresh.spent = true
+    if (grace !== undefined && grace.graceMs > 0) this.#successors.set(tokenHash, grace.successor, Date.now() + grace.graceMs)
     if (this.#deleteLive(refresh.accessTokenHash)) this.#revocations.emit('revoked', [refresh.accessTokenHash])
     this.#save(tokens)
     return 'ok'
@@ -298,7 +303,10 @@ export class MemoryStore implements Store {
     if (grant === undefined) return []
     this.#grants.delete(grantId)
     for (const hash of grant.codes) this.#codes.delete(hash)
-    for (const hash of grant.refreshTokens) this.#refreshTokens.delete(hash)
+    for (const hash of grant.refreshTokens) {
+      this.#refreshTokens.delete(hash)
+      this.#successors.delete(hash)
+    }
     const revoked = [...grant.accessTokens].filter((hash) => this.#deleteLive(hash))
     if (revoked.length > 0) this.#revocations.emit('revoked', revoked)
     return revoked
@@ -310,7 +318,7 @@ export class MemoryStore implements Store {
   }
 
   #sweep (): void {
-    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#counters, this.#sessions]) map.sweep()
+    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#successors, this.#counters, this.#sessions]) map.sweep()
     for (const [grantId, grant] of this.#grants) {
       const live = [...grant.codes].some((hash) => this.#codes.get(hash)) ||
         [...grant.accessTokens].some((hash) => this.#accessTokens.get(hash)) ||

@@ -78,9 +78,19 @@ return 'ok'`
     numberOfKeys: 2,
     lua: `${revoke}${spend}${track}${save}
 local refreshToken, members = KEYS[1], KEYS[2]
-local channel, set = ARGV[1], cjson.decode(ARGV[2])
+local channel, set, graceMs, successor, keptMember = ARGV[1], cjson.decode(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+-- Spent within its rotation grace: the successor kept for that (sealed; it expires with the grace).
+local kept = set.prefix .. keptMember
+if redis.call('HEXISTS', refreshToken, 'spent') == 1 then
+  local earlier = redis.call('GET', kept)
+  if earlier then return {'grace', earlier} end
+end
 local refused = spend(refreshToken, 'spent', members, set.prefix, channel)
 if refused then return refused end
+if graceMs > 0 then
+  redis.call('SET', kept, successor, 'PX', graceMs)
+  redis.call('SADD', members, keptMember)
+end
 local sibling = cjson.decode(redis.call('HGET', refreshToken, 'record')).accessTokenHash
 if redis.call('DEL', set.prefix .. 'at:' .. sibling) == 1 then
   redis.call('SREM', members, 'at:' .. sibling)

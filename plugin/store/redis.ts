@@ -4,7 +4,7 @@ import { scripts, type ScriptName } from './redis-scripts.js'
 import { RevocationFeed } from './revocation-feed.js'
 import { secondsUntil } from './store.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord,
+  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
@@ -201,9 +201,12 @@ export class RedisStore implements Store {
     return { ...JSON.parse(fields.record) as RefreshTokenRecord, ...(fields.spent !== undefined && { spent: true }) }
   }
 
-  async rotateRefreshToken (tokenHash: string, tokens: TokenRecords): Promise<RedeemResult> {
+  async rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> {
     const key = `${this.#grantPrefix(tokens.grantId)}rt:${tokenHash}`
-    return await reach(this.redis.macgateRotateRefresh(key, this.#members(tokens.grantId), this.#channel, this.#tokenSet(tokens))) as RedeemResult
+    const result = await reach(this.redis.macgateRotateRefresh(
+      key, this.#members(tokens.grantId), this.#channel, this.#tokenSet(tokens), grace?.graceMs ?? 0, grace?.successor ?? '', `rs:${tokenHash}`
+    )) as RedeemResult | ['grace', string]
+    return Array.isArray(result) ? { successor: result[1] } : result
   }
 
   async revokeGrant (grantId: string): Promise<string[]> {

@@ -101,6 +101,15 @@ export interface TokenRecords {
 /** `ok`: done. `missing`: unknown or expired. `replayed`: already used, the grant is now revoked. */
 export type RedeemResult = 'ok' | 'missing' | 'replayed'
 
+/** A rotation may also find the token spent within its grace: then the successor kept for it. */
+export type RotateResult = RedeemResult | { successor: string }
+
+/** Within `graceMs` of a rotation, the spent refresh token answers with `successor` (sealed). */
+export interface RotationGrace {
+  graceMs: number
+  successor: string
+}
+
 /** A rate-limit counter after one more hit: hits in the window so far, and ms until it resets. */
 export interface HitCount {
   count: number
@@ -166,9 +175,10 @@ export interface Store {
   getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined>
   /**
    * Atomically: if the refresh token is unspent, marks it spent, revokes the access token issued
-   * beside it and saves the new tokens; if it was spent already, revokes the whole grant.
+   * beside it and saves the new tokens (with `grace`, keeps its successor for `graceMs`); if it was
+   * spent already: within that grace the kept successor, else the whole grant revoked.
    */
-  rotateRefreshToken (tokenHash: string, tokens: TokenRecords): Promise<RedeemResult>
+  rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult>
 
   /** Revokes every code and token of a grant; resolves to the revoked access token hashes. */
   revokeGrant (grantId: string): Promise<string[]>

@@ -285,6 +285,23 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.equal(await store.rotateRefreshToken(hashSecret(mintToken(SECRET, grantId)), issue(grantId).set), 'missing')
   })
 
+  test('refresh with a rotation grace: a repeat within it gets the kept successor, after it the grant goes', async (t, store) => {
+    const grantId = newGrantId()
+    const first = issue(grantId)
+    await store.saveTokens(first.set)
+    const second = issue(grantId)
+    t.equal(await store.rotateRefreshToken(first.refreshHash!, second.set, { graceMs: 300, successor: 'sealed-second' }), 'ok')
+    t.strictSame(await store.rotateRefreshToken(first.refreshHash!, issue(grantId).set, { graceMs: 300, successor: 'other' }), { successor: 'sealed-second' }, 'a repeat gets the first rotation\'s successor')
+    t.strictSame(await store.getAccessToken(second.accessHash, grantId), second.set.access.record, 'and nothing is revoked')
+    // Two repeats at once: both get it.
+    const both = await Promise.all([1, 2].map(async () => await store.rotateRefreshToken(first.refreshHash!, issue(grantId).set, { graceMs: 300, successor: 'x' })))
+    t.strictSame(both, [{ successor: 'sealed-second' }, { successor: 'sealed-second' }])
+    await sleep(350)
+    t.equal(await store.rotateRefreshToken(first.refreshHash!, issue(grantId).set, { graceMs: 300, successor: 'late' }), 'replayed', 'after the grace, reuse is reuse')
+    await gone(t, store, second, 'the successor')
+    t.equal(await store.rotateRefreshToken(second.refreshHash!, issue(grantId).set), 'missing')
+  })
+
   test('revokeGrant returns the revoked access hashes, once', async (t, store) => {
     const heard = new Heard(store)
     t.ok(await heard.ready(store), 'listener live')

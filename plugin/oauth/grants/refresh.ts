@@ -4,15 +4,28 @@ import type { ClientRecord, RefreshTokenRecord } from '../../store/store.js'
 import { required, single, type Params } from '../../core/params.js'
 import { narrowScope, parseScope } from '../../core/scope.js'
 import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.js'
+import { openSuccessor, sealSuccessor } from '../../core/credentials.js'
 import { readOnce } from './use-once.js'
 import { checkRedirectUri } from './redirect-check.js'
 
-/** grant_type=refresh_token: rotates once; a spent token presented again revokes the grant. */
+/**
+ * grant_type=refresh_token: rotates once; a spent token presented again revokes the grant. With
+ * `refreshReuseGraceSeconds`, the rotation keeps its answer sealed under the spent token for that
+ * long, and the store's own atomic step hands it back to a repeat within the grace (a lost
+ * response, two refreshes racing) instead of revoking; the decision is the store's, so parallel
+ * refreshes cannot both win or both lose.
+ */
 export async function refreshTokens (config: MacgateConfig, client: ClientRecord, params: Params): Promise<object> {
   const { store } = config
   const redirectUri = checkRedirectUri(config, client, params)
-  const { grantId, hash: tokenHash, record } = await readOnce<RefreshTokenRecord>(config, client, redirectUri, required(params, 'refresh_token'), {
-    name: 'refresh token', read: store.getRefreshToken.bind(store), used: (token) => token.spent === true, invalid: errors.invalidRefreshToken
+  const refreshToken = required(params, 'refresh_token')
+  const graceMs = config.refreshReuseGraceSeconds * 1000
+  const { grantId, hash: tokenHash, record } = await readOnce<RefreshTokenRecord>(config, client, redirectUri, refreshToken, {
+    name: 'refresh token',
+    read: store.getRefreshToken.bind(store),
+    // With a grace, a spent token goes on to the store, which knows whether its grace still runs.
+    used: (token) => token.spent === true && graceMs === 0,
+    invalid: errors.invalidRefreshToken
   })
   const requested = single(params, 'scope')
   if (requested !== undefined && parseScope(requested).length === 0) throw errors.invalidRequest('scope is empty')
@@ -22,7 +35,9 @@ export async function refreshTokens (config: MacgateConfig, client: ClientRecord
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
   const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl, record.scope)
   await store.trackGrant(client.id, grantId, lastExpiry(tokens))
-  const result = await store.rotateRefreshToken(tokenHash, tokens)
+  const grace = graceMs === 0 ? undefined : { graceMs, successor: sealSuccessor(refreshToken, JSON.stringify(body)) }
+  const result = await store.rotateRefreshToken(tokenHash, tokens, grace)
+  if (typeof result === 'object') return JSON.parse(openSuccessor(refreshToken, result.successor)) as object
   if (result !== 'ok') throw errors.invalidRefreshToken(result === 'replayed' ? 'refresh token already used' : undefined)
   return body
 }
