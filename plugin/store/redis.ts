@@ -57,15 +57,17 @@ export class RedisStore implements Store {
       this.redis = redis as Scripted
       this.#feed = new RevocationFeed(this.#channel, () => [redis.options], (hashes) => this.#notify(hashes))
     } else {
-      const seeds = target.clusterNodes.map((node) => parseNode(node, options))
+      // Seeds are addresses only: every node's connection takes redisOptions below.
+      const seeds = target.clusterNodes.map(parseNode)
       const cluster = new Cluster(seeds, {
         enableAutoPipelining: true,
         autoPipeliningIgnoredCommands: ['macgateUseNonces'],
         enableOfflineQueue: false,
         lazyConnect: true,
-        // A node's connection fails its commands at once while it is away; the cluster client
-        // follows MOVED and a failover's new topology by itself.
-        redisOptions: { ...options, enableAutoPipelining: false, lazyConnect: false },
+        // The cluster client follows MOVED and a failover's new topology by itself.
+        // Node connections keep ioredis's own offline queue and retries (it opens them on demand and
+        // queues while they connect); the command timeout bounds every command.
+        redisOptions: nodeOptions(options),
         clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
         retryDelayOnFailover: 100,
         retryDelayOnClusterDown: 100,
@@ -76,7 +78,7 @@ export class RedisStore implements Store {
       // Any node hears a plain PUBLISH: the ones the client knows now, else the seeds.
       const candidates = (): RedisOptions[] => {
         const known = cluster.nodes('all').map((node) => ({ ...options, host: node.options.host, port: node.options.port }))
-        return known.length > 0 ? known : seeds
+        return known.length > 0 ? known : seeds.map((seed) => ({ ...options, ...seed }))
       }
       this.#feed = new RevocationFeed(this.#channel, candidates, (hashes) => this.#notify(hashes))
     }
@@ -346,13 +348,18 @@ async function reach<T> (command: Promise<T>): Promise<T> {
   }
 }
 
-/** `host:port` (or `[v6]:port`) as a node's connection options. */
-function parseNode (node: string, options: RedisOptions): RedisOptions {
+/** The options a cluster's node connections take: ours, less what the cluster client manages itself. */
+function nodeOptions ({ enableOfflineQueue: _queue, retryStrategy: _retry, lazyConnect: _lazy, enableAutoPipelining: _pipelining, ...options }: RedisOptions): RedisOptions {
+  return options
+}
+
+/** `host:port` (or `[v6]:port`) as a node's address. */
+function parseNode (node: string): { host: string, port: number } {
   const at = node.lastIndexOf(':')
   const host = node.slice(0, at).replace(/^\[(.*)\]$/, '$1')
   const port = Number(node.slice(at + 1))
   if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`a cluster node is host:port, not ${JSON.stringify(node)}`)
-  return { ...options, host, port }
+  return { host, port }
 }
 
 function parse<T> (value: string | null): T | undefined {
