@@ -133,7 +133,7 @@ async function provision (app: FastifyInstance): Promise<World> {
 // ---- inject probes --------------------------------------------------------------------------
 
 /** What an answer must be: a page, a token body, the open API's JSON, the health check, or any of them. */
-type Kind = 'page' | 'token' | 'api' | 'health' | 'any'
+type Kind = 'page' | 'token' | 'api' | 'health' | 'standard' | 'any'
 
 interface Probe {
   label: string
@@ -475,6 +475,9 @@ function nextProbe (g: Gen, world: World, index: number, phase: string): Probe {
 
 interface Answer { status: number, headers: Record<string, unknown>, body: string }
 
+// The RFC endpoints (contract §10): plain JSON, RFC 6749 string codes.
+const STANDARD_ROUTES = new Set(['POST /oauth2/revoke', 'POST /oauth2/introspect', 'GET /.well-known/oauth-authorization-server', 'HEAD /.well-known/oauth-authorization-server'])
+
 const PAGE_ROUTES = new Set(['GET /oauth2/authorize', 'POST /oauth2/authorize', 'GET /oauth2/signin', 'HEAD /oauth2/signin', 'POST /oauth2/signin', 'POST /oauth2/signout',
   'GET /demo', 'HEAD /demo', 'GET /demo/start', 'HEAD /demo/start', 'GET /demo/callback', 'HEAD /demo/callback'])
 
@@ -482,6 +485,7 @@ const PAGE_ROUTES = new Set(['GET /oauth2/authorize', 'POST /oauth2/authorize', 
 // method), a page under /oauth2/ and /demo, else the open API's JSON.
 function strictKind (method: string, path: string): Kind {
   if (PAGE_ROUTES.has(`${method} ${path}`)) return 'page'
+  if (STANDARD_ROUTES.has(`${method} ${path}`)) return 'standard'
   if (path === '/oauth2/token') return 'token'
   if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) return 'health'
   if (path.startsWith('/oauth2/') || path === '/demo' || path.startsWith('/demo/')) return 'page'
@@ -562,7 +566,21 @@ function healthProblem (method: string, answer: Answer): string | undefined {
   return method === 'HEAD' || jsonOf(answer.body)?.status === 'ok' ? undefined : 'healthz body'
 }
 
-const SHAPES: Record<Exclude<Kind, 'any'>, (method: string, answer: Answer) => string | undefined> = { page: pageProblem, token: tokenProblem, api: apiProblem, health: healthProblem }
+const RFC_ERRORS = new Set(['invalid_request', 'invalid_client', 'temporarily_unavailable', 'server_error'])
+
+function standardProblem (method: string, answer: Answer): string | undefined {
+  const { status, headers, body } = answer
+  if (!/^application\/json/.test(String(headers['content-type'])) || headers['cache-control'] !== 'no-store') return `standard answer headers ${String(headers['content-type'])}`
+  if (method === 'HEAD') return body === '' ? undefined : 'HEAD with a body'
+  const json = jsonOf(body)
+  if (json === undefined) return 'standard answer not a JSON object'
+  if (status === 200) return typeof json.error === 'undefined' ? undefined : '200 with an error'
+  if (typeof json.error !== 'string' || !RFC_ERRORS.has(json.error) || typeof json.error_description !== 'string') return `standard error ${String(json.error)}`
+  if (status === 503 && json.error !== 'temporarily_unavailable') return `503 with error ${json.error}`
+  return undefined
+}
+
+const SHAPES: Record<Exclude<Kind, 'any'>, (method: string, answer: Answer) => string | undefined> = { page: pageProblem, token: tokenProblem, api: apiProblem, health: healthProblem, standard: standardProblem }
 
 /** What the upstream of a served /echo request saw: only the gateway's identity, no token. */
 function upstreamProblem (probe: Probe, answer: Answer): string | undefined {
@@ -652,7 +670,7 @@ class Tally {
     const listed = (category: string): string[] => [...this.problems.get(category)?.values() ?? []].map(({ count, example }) => `${count}x ${example}`)
     // FUZZ_REPORT=<file> writes one example of every kind of failure, not only the first eight.
     if (process.env.FUZZ_REPORT !== undefined) appendFileSync(process.env.FUZZ_REPORT, JSON.stringify({ what, problems: Object.fromEntries([...this.problems.keys()].map((category) => [category, listed(category)])) }, null, 1) + '\n')
-    const categories = ['5xx', 'page', 'token', 'api', 'health', 'any', 'valid', 'replay', 'binding', 'upstream', 'raw', 'hang']
+    const categories = ['5xx', 'page', 'token', 'api', 'health', 'standard', 'any', 'valid', 'replay', 'binding', 'upstream', 'raw', 'hang']
     for (const category of categories) {
       const found = listed(category)
       const total = found.reduce((sum, line) => sum + parseInt(line, 10), 0)
@@ -668,6 +686,7 @@ function describe (category: string): string {
     token: 'the token endpoint answers &&&START&&& JSON',
     api: 'the open API answers {result,description,code}',
     health: '/healthz answers ok',
+    standard: 'the RFC endpoints answer plain JSON with RFC 6749 errors',
     any: 'paths decoded into an endpoint answer some endpoint\'s shape',
     valid: 'correctly signed requests are served',
     replay: 'replayed nonces are refused',

@@ -16,6 +16,8 @@ const DEFAULTS = {
     { path: '/user/phoneAndEmail', methods: ['GET'], scopes: ['4', '6'], match: 'any' }
   ],
   forwardMethodOverride: false,
+  macDebug: false,
+  refreshReuseGraceSeconds: 0,
   nonceSkewMinutes: 5,
   macQueryVariants: true,
   tokenCache: { max: 100_000, maxAgeMs: 300_000, negativeTtlMs: 10_000 },
@@ -29,7 +31,7 @@ const DEFAULTS = {
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, nonceSkewMinutes, macQueryVariants, tokenCache)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {

@@ -4,9 +4,15 @@ import { sendStandardJson } from './standard-replies.js'
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
 
-/** The configured issuer, or this request's own origin (as the client reached us). */
+/**
+ * The configured issuer, or else the address this request reached us on: the listening address,
+ * not the Host header, which any client may set (and an HTTP/1.0 request may leave out).
+ */
 function issuerOf (config: MacgateConfig, request: FastifyRequest): string {
-  return (config.issuer ?? `${request.protocol}://${request.host}`).replace(/\/$/, '')
+  if (config.issuer !== undefined) return config.issuer.replace(/\/$/, '')
+  const { localAddress = '127.0.0.1', localPort = 80 } = request.socket
+  const host = localAddress.includes(':') ? `[${localAddress}]` : localAddress
+  return `${request.protocol}://${host}:${localPort}`
 }
 
 /** RFC 8414: what a generic client discovers before it starts. */
