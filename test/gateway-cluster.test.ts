@@ -120,8 +120,11 @@ t.test('a master killed under signed load: 503s while its slots move, then recov
   const unexpected = calls.filter(({ answer }) => answer.status !== 200 && !(answer.status === 503 && answer.body.code === 96000))
   t.strictSame(unexpected.map(({ answer }) => `${answer.status} ${answer.raw}`), [], 'every answer is a 200 or a 503 with 96000')
   const refused = calls.filter(({ answer }) => answer.status === 503)
-  t.ok(refused.some(({ token }) => token === 0), `the killed master's slots were refused meanwhile (${refused.length} 503s of ${calls.length} calls)`)
-  const lastRefusal = Math.max(...refused.map(({ at }) => at))
+  // A call needing the dead master's slots is held while the cluster client retries, then answered
+  // or refused: the kill shows on the first token's calls either way.
+  const felt = calls.filter(({ token, answer, ms }) => token === 0 && (answer.status === 503 || ms > 500))
+  t.ok(felt.length > 0, `calls on the killed master's slots were held or refused meanwhile (${felt.length}; ${refused.length} 503s of ${calls.length} calls)`)
+  const lastRefusal = Math.max(killedAt, ...refused.map(({ at }) => at))
   t.ok(lastRefusal - killedAt < 15_000, `503s ended ${lastRefusal - killedAt} ms after the kill (the cluster settled after ${settledAt - killedAt} ms)`)
   // The cluster client retries a command while the slots move; the retries are bounded.
   const slowest = Math.max(...calls.map(({ ms }) => ms))
