@@ -1,10 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { MacgateConfig } from '../config/options.js'
-import { errors } from '../core/errors.js'
-import { single, type Params } from '../core/params.js'
-import { authenticateClient } from './client-auth.js'
 import { sendStandardJson } from './standard-replies.js'
-import { findToken } from './token-lookup.js'
+import { findToken, readTokenRequest } from './token-lookup.js'
 
 /**
  * RFC 7662 introspection for resource servers that do not sit behind the gateway: the client
@@ -14,10 +11,7 @@ import { findToken } from './token-lookup.js'
  */
 export function introspectionRoute (fastify: FastifyInstance, config: MacgateConfig): void {
   fastify.post('/oauth2/introspect', async (request, reply) => {
-    const params = (request.body ?? {}) as Params
-    const client = await authenticateClient(config, request, params)
-    const token = single(params, 'token')
-    if (token === undefined || token === '') throw errors.invalidRequest('token is missing')
+    const { client, token } = await readTokenRequest(config, request)
     const found = await findToken(config, token)
     if (found?.kind !== 'access' || (found.record.clientId !== client.id && client.resourceServer !== true)) {
       return await sendStandardJson(reply, { active: false })

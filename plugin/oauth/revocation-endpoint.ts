@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { MacgateConfig } from '../config/options.js'
-import { errors } from '../core/errors.js'
-import { single, type Params } from '../core/params.js'
-import { authenticateClient } from './client-auth.js'
+import { single } from '../core/params.js'
 import { sendStandardJson } from './standard-replies.js'
-import { findToken } from './token-lookup.js'
+import { findToken, readTokenRequest } from './token-lookup.js'
 
 /**
  * RFC 7009 revocation, in this order: the client authenticates (as at the token endpoint), the
@@ -17,10 +15,7 @@ import { findToken } from './token-lookup.js'
  */
 export function revocationRoute (fastify: FastifyInstance, config: MacgateConfig): void {
   fastify.post('/oauth2/revoke', async (request, reply) => {
-    const params = (request.body ?? {}) as Params
-    const client = await authenticateClient(config, request, params)
-    const token = single(params, 'token')
-    if (token === undefined || token === '') throw errors.invalidRequest('token is missing')
+    const { client, token, params } = await readTokenRequest(config, request)
     const found = await findToken(config, token, single(params, 'token_type_hint'))
     if (found !== undefined && found.record.clientId === client.id) await config.store.revokeGrant(found.grantId)
     return await sendStandardJson(reply, {})

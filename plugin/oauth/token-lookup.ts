@@ -1,6 +1,10 @@
+import type { FastifyRequest } from 'fastify'
 import type { MacgateConfig } from '../config/options.js'
 import { grantIdOf, hashSecret } from '../core/credentials.js'
-import type { AccessTokenRecord, RefreshTokenRecord } from '../store/store.js'
+import { errors } from '../core/errors.js'
+import { single, type Params } from '../core/params.js'
+import type { AccessTokenRecord, ClientRecord, RefreshTokenRecord } from '../store/store.js'
+import { authenticateClient } from './client-auth.js'
 
 export type FoundToken =
   | { kind: 'access', grantId: string, record: AccessTokenRecord }
@@ -25,4 +29,13 @@ export async function findToken (config: MacgateConfig, token: string, hint?: st
   }
   const [first, second] = hint === 'refresh_token' ? [refresh, access] : [access, refresh]
   return await first() ?? await second()
+}
+
+/** The two RFC token endpoints' first steps: the client authenticates, then `token` is required. */
+export async function readTokenRequest (config: MacgateConfig, request: FastifyRequest): Promise<{ client: ClientRecord, token: string, params: Params }> {
+  const params = (request.body ?? {}) as Params
+  const client = await authenticateClient(config, request, params)
+  const token = single(params, 'token')
+  if (token === undefined || token === '') throw errors.invalidRequest('token is missing')
+  return { client, token, params }
 }
