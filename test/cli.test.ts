@@ -5,6 +5,10 @@ import { cli, cliEnv, spawnCli, type Run } from './helpers/cli.js'
 import t, { type Test } from 'tap'
 import { freePort, startRedis } from './helpers/redis.js'
 
+// Many CLI subprocesses, each loading the TypeScript sources: more than the default file timeout
+// on a slow shared machine.
+t.setTimeout(300_000)
+
 const PREFIX = '&&&START&&&'
 
 /** An operator mistake: exit 2, one `macgate: ` line (plus the usage hint), no stack trace. */

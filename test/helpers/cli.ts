@@ -15,8 +15,11 @@ export function spawnCli (args: string[], env: NodeJS.ProcessEnv) {
   return spawnSource('gateway/cli.ts', args, { env, stdio: ['pipe', 'pipe', 'pipe'] })
 }
 
-/** Runs one command to its end (killed after `timeout` ms), feeding `input` on standard input. */
-export async function cli (args: string[], env: NodeJS.ProcessEnv, { input = '', timeout = 20_000 } = {}): Promise<Run> {
+/**
+ * Runs one command to its end (killed after `timeout` ms, a guard against a hang: on a slow shared
+ * machine several CLIs loading TypeScript at once take tens of seconds), feeding `input` on stdin.
+ */
+export async function cli (args: string[], env: NodeJS.ProcessEnv, { input = '', timeout = 60_000 } = {}): Promise<Run> {
   const started = Date.now()
   const child = spawnCli(args, env)
   let stdout = ''
