@@ -30,7 +30,7 @@ export interface MacgateSettings {
   refreshReuseGraceSeconds?: number
   /** Answer a mac mismatch with the server's string to sign (`string_to_sign`): for development. */
   macDebug?: boolean
-  /** The issuer the RFC 8414 metadata names (an https URL in production); default: the request's origin. */
+  /** The issuer the RFC 8414 metadata names (an https URL in production); default: the listening address a request reached. */
   issuer?: string
   /** How far a nonce's minute may lie from ours, either way, in minutes. */
   nonceSkewMinutes?: number
