@@ -75,7 +75,7 @@ export async function startWorkers (count: number, upstream: string, redisUrl: s
   const config = join(dir, 'config.json')
   await writeFile(config, JSON.stringify({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'], match: 'all' }] }))
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-redis:', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' }
+  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-redis:', PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: '0', LOG_LEVEL: 'silent' }
   delete env.REDIS_CLUSTER_NODES
   const child = spawn(process.execPath, [...childNodeArgs, CLI, 'start', '--config', config, '--workers', String(count)], { env, stdio: ['ignore', 'inherit', 'pipe'] })
   let output = ''

@@ -8,7 +8,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL } from '../gateway/server.js'
+import { buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.js'
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.js'
 import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.js'
 import { createPopulation } from './population.js'
@@ -21,7 +21,7 @@ const USER_ID = 'bench-user'
 interface Served {
   ready: Ready
   codes?: (count: number) => Promise<string[]>
-  cache?: () => CacheStats
+  cache?: () => Promise<CacheStats>
   /** Resolves to how long making the tokens took, ms. */
   population?: (count: number, file: string) => Promise<number>
 }
@@ -68,7 +68,10 @@ async function buildShipped (logFile: string): Promise<{ app: FastifyInstance, s
   if (logFile === '') throw new Error('gateway-shipped needs a log file')
   const store = await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-shipped:' })
   const config = parseConfig({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'] }] })
-  return { app: await buildGateway({ store, config, logger: { level: 'info', stream: logDestination(logFile) } }), store }
+  const app = await buildGateway({ store, config, logger: { level: 'info', stream: logDestination(logFile) } })
+  // `macgate start` adds Node's process metrics beside the plugin's: so does the shipped gateway here.
+  withProcessMetrics(app.macgate.metrics.registry)
+  return { app, store }
 }
 
 async function buildKind (gateway: GatewayKind): Promise<{ app: FastifyInstance, store: Store }> {
@@ -96,9 +99,17 @@ async function serveGateway (gateway: GatewayKind): Promise<Served> {
     ready: { type: 'ready', port, clientId: client.id, clientSecret, redirectUri: REDIRECT_URI, accessToken, macKey },
     // Saved as the authorize endpoint saves them, all at once.
     codes: async (count) => await Promise.all(Array.from({ length: count }, code)),
-    cache: () => ({ ...app.macVerifier.cache.stats }),
+    // Read as an operator reads them: from the gateway's Prometheus metrics, which every gateway here has on.
+    cache: async () => await scrapeCache(app),
     population: async (count, file) => await createPopulation(config, count, file)
   }
+}
+
+/** The token cache's counters from the gateway's metrics text (what the admin listener's /metrics serves). */
+async function scrapeCache (app: FastifyInstance): Promise<CacheStats> {
+  const text = await app.macgate.metrics.registry.metrics()
+  const read = (result: string): number => Number(new RegExp(`^macgate_token_cache_lookups_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN)
+  return { hits: read('hit'), misses: read('miss') }
 }
 
 async function serve (): Promise<Served> {
@@ -119,7 +130,7 @@ async function answer (message: RunnerMessage, served: Served): Promise<TargetMe
       return { type: 'codes', codes: await served.codes(message.count) }
     case 'cache':
       if (served.cache === undefined) return { type: 'error', message: `${kind} has no token LRU` }
-      return { type: 'cache', ...served.cache() }
+      return { type: 'cache', ...await served.cache() }
     case 'population':
       if (served.population === undefined) return { type: 'error', message: `${kind} makes no tokens` }
       return { type: 'population', millis: await served.population(message.count, message.file) }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { compileValidator, SchemaError, settingsSchema, type MacgateSettings } from '../plugin/index.js'
+import { compileValidator, defaultScopes, SchemaError, settingsSchema, type MacgateSettings } from '../plugin/index.js'
 
 export interface RouteRule {
   /** An exact path, or a prefix ending in `/*`. */
@@ -70,10 +70,42 @@ export class ConfigError extends Error {
   }
 }
 
-/** Validates a config object, filling in defaults; the error names each bad field. */
+/** A route table to copy, shown by the refusal of an upstream without routes. */
+const ROUTES_EXAMPLE = '{"upstream": "http://127.0.0.1:9000", "routes": [{"path": "/api/*", "methods": ["GET", "POST"], "scopes": ["1"]}]}'
+
+/**
+ * Why an upstream needs routes, said where it is refused. An upstream without routes is refused
+ * rather than given a default of every path and method to any valid token: the routes are where
+ * the scopes are checked, and a default that skips them would hand every client that holds any
+ * token (scope "1", profile, say) every endpoint of the API, silently. A careful operator expects
+ * a gateway to proxy what it was told to and nothing else; the one line that proxies everything
+ * is in the message, to be written on purpose.
+ */
+function missingRoutes (upstreamFrom: string | undefined): string {
+  if (upstreamFrom === undefined) return 'invalid config: config.routes must list at least one route (leave it out for the sample open API\'s routes)'
+  return `invalid config: config.routes must list at least one route with ${upstreamFrom}: which paths to proxy and the scopes each needs ` +
+    '(nothing is proxied by default rather than every path to any valid token). ' +
+    `Write them in a file and run \`macgate start --config gateway.json\`, e.g. ${ROUTES_EXAMPLE}; ` +
+    'a route {"path": "/*", "methods": ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]} proxies every path to any valid token'
+}
+
+/** Every route scope must be in the permission registry (config.scopes, else the default one), as the CLI's client scopes must. */
+function unknownRouteScopes (routes: RouteRule[], registry: Array<{ id: string }>): string[] {
+  const known = new Set(registry.map(({ id }) => id))
+  return routes.flatMap((route, index) => route.scopes
+    .filter((scope) => !known.has(scope))
+    .map((scope) => `config.routes[${index}] (${route.path}) has scope ${scope}, which is not in the permission registry (known: ${[...known].join(', ')}; config.scopes defines the registry)`))
+}
+
+/**
+ * Validates a config object, filling in defaults; the error names each bad field. In order: the
+ * schema (every field's type, range and allowed values at once), the upstream's URL, then the
+ * routes: present when there is an upstream, and asking only for scopes the registry knows.
+ */
 export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): GatewayConfig {
   const given = (input ?? {}) as Record<string, unknown>
-  const withEnv = env.MACGATE_UPSTREAM !== undefined && env.MACGATE_UPSTREAM !== '' ? { ...given, upstream: env.MACGATE_UPSTREAM } : given
+  const fromEnv = env.MACGATE_UPSTREAM !== undefined && env.MACGATE_UPSTREAM !== ''
+  const withEnv = fromEnv ? { ...given, upstream: env.MACGATE_UPSTREAM } : given
   let config: GatewayConfig
   try {
     config = validate(withEnv)
@@ -82,10 +114,13 @@ export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): Gatew
     throw error
   }
   if (typeof config.upstream === 'string' && !isHttpUrl(config.upstream)) {
-    throw new ConfigError('invalid config: config.upstream must be an absolute http or https URL')
+    throw new ConfigError(`invalid config: config.upstream${fromEnv ? ' (from MACGATE_UPSTREAM)' : ''} must be an absolute http or https URL`)
   }
   const routes = (config.routes as RouteRule[] | undefined) ?? (config.upstream === undefined ? sampleRoutes : [])
-  if (routes.length === 0) throw new ConfigError('invalid config: config.routes must list at least one route (required with config.upstream)')
+  if (routes.length === 0) throw new ConfigError(missingRoutes(fromEnv ? 'MACGATE_UPSTREAM' : config.upstream === undefined ? undefined : 'config.upstream'))
+  // The sample routes are the sample API's own; only routes the operator wrote are checked.
+  const unknown = config.routes === undefined ? [] : unknownRouteScopes(routes, config.scopes ?? defaultScopes)
+  if (unknown.length > 0) throw new ConfigError(`invalid config: ${unknown.join('; ')}`)
   return { ...config, routes }
 }
 

@@ -82,11 +82,15 @@ export async function registerProxy (app: FastifyInstance, upstream: string, rul
         refusal.catch(done)
         return
       }
+      request.openApiRoute = route!.rule.path
       // The check answers a refusal itself; the chain goes on (done) only for a verified request.
       route!.check(request, reply, done)
     })
     await context.register(fastifyHttpProxy, {
       upstream,
+      // `/*` matches `/` too; no route of its own for `/`, which the landing page (landing.ts) takes
+      // unless a configured route covers it.
+      routes: ['/*'],
       // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
       replyOptions: {

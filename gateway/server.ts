@@ -5,15 +5,20 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import macgate, { type Store } from '../plugin/index.js'
 import { parseConfig, type GatewayConfig } from './config.js'
 import { registerDemo, type DemoClient } from './demo/routes.js'
+import { registerLanding } from './landing.js'
 import { registerProxy } from './proxy.js'
 import { buildSampleApi } from './sample-api.js'
-import { registerAccessLog } from './access-log.js'
+import { registerAccessLog, registerAuditLog } from './access-log.js'
+import { registerHealth } from './health.js'
+import { registerRequestMetrics } from './request-metrics.js'
 import { frameworkErrors, handleError } from './error-answers.js'
 
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.js'
 export { UPSTREAM_POOL } from './proxy.js'
 export { openStore } from './stores.js'
 export { logDestination } from './log-destination.js'
+export { runLoad, signed, signedRequests, roundRobin, zipf, type Credentials, type LoadOptions, type LoadResult, type SetupRequest } from './load/index.js'
+export { buildAdminServer, withProcessMetrics, type AdminServerOptions } from './admin-server.js'
 export type { DemoClient } from './demo/routes.js'
 
 /** Request logs keep the path and drop the query: codes, secrets and tokens travel there. */
@@ -71,10 +76,13 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50).unref()
     app.server.once('close', () => clearInterval(sweep))
   })
+  registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
   const { upstream, routes, forwardMethodOverride, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
-  app.get('/healthz', async () => ({ status: 'ok' }))
+  registerHealth(app, store)
+  registerRequestMetrics(app, app.macgate.metrics.requestDuration)
+  if (logger !== false) registerAuditLog(app)
   await registerProxy(app, upstream ?? await startSampleUpstream(app), routes, { forwardMethodOverride }, logger !== false)
   await registerDemo(app, demo)
   return app

@@ -3,7 +3,9 @@ import { hashPassword } from './account/password.js'
 import { registrationProblem } from './oauth/redirect-uri.js'
 import { parseScope, type ScopeRegistry } from './core/scope.js'
 import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
-import type { ClientRecord, Store } from './store/store.js'
+import type { ClientRecord, Store, UserGrant } from './store/store.js'
+import { revokeUserGrants } from './account/authorized-apps.js'
+import type { AuditEvents } from './core/events.js'
 import type { MacgateConfig } from './config/options.js'
 import { issueCode, issueImplicitToken, type Authorization, type CodeAuthorization } from './oauth/authorize-response.js'
 
@@ -12,6 +14,14 @@ export class RegistrationError extends Error {
   constructor (message: string) {
     super(message)
     this.name = 'RegistrationError'
+  }
+}
+
+/** The client, user or grant an operator named does not exist (the admin API's 404). */
+export class NoSuchRecordError extends RegistrationError {
+  constructor (message: string) {
+    super(message)
+    this.name = 'NoSuchRecordError'
   }
 }
 
@@ -30,8 +40,11 @@ export interface NewClient {
   refreshTokenTtl?: number
 }
 
+// Every operator action takes the plugin's audit trail optionally (`app.macgate.events`): the CLI,
+// in a process of its own, has none; the admin API passes its gateway's.
+
 /** Registers a client; the secret is returned this once and only its hash is kept. */
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient): Promise<{ client: ClientRecord, clientSecret: string }> {
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string }> {
   if (input.name.trim() === '' || input.name.length > 100) throw new RegistrationError('name must be 1 to 100 characters')
   if (input.redirectUris.length === 0) throw new RegistrationError('at least one redirect URI is required')
   for (const uri of input.redirectUris) {
@@ -72,6 +85,7 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
     createdAt: Date.now()
   }
   await store.saveClient(client)
+  events?.record('client.registered', { clientId: client.id, name: client.name })
   return { client, clientSecret }
 }
 
@@ -81,42 +95,82 @@ function checkPassword (password: string): void {
   if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
 }
 
-export async function createUser (store: Store, username: string, password: string): Promise<{ userId: string }> {
+export async function createUser (store: Store, username: string, password: string, events?: AuditEvents): Promise<{ userId: string }> {
   if (!USERNAME.test(username)) throw new RegistrationError('username must be 1 to 64 letters, digits or . _ @ -')
   checkPassword(password)
   const userId = randomUUID()
   const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password), createdAt: Date.now() })
   if (!created) throw new RegistrationError(`username ${username} is taken`)
+  events?.record('user.created', { userId, username })
   return { userId }
 }
 
 /** A new password; every session of the user ends on every instance (sign in again). */
-export async function changePassword (store: Store, username: string, password: string): Promise<void> {
+export async function changePassword (store: Store, username: string, password: string, events?: AuditEvents): Promise<void> {
   checkPassword(password)
   const user = await store.getUserByName(username)
   if (user === undefined || !await store.updateUser({ ...user, passwordHash: await hashPassword(password) })) {
-    throw new RegistrationError(`no user ${username}`)
+    throw new NoSuchRecordError(`no user ${username}`)
   }
   await store.endSessions(user.id)
+  events?.record('user.password_changed', { userId: user.id, username })
 }
 
 /**
  * A new secret for the client, returned this once; the old one keeps working for `graceSeconds`
  * (0: it stops at once), so that a deployment can roll the new one out without downtime.
  */
-export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400): Promise<{ clientSecret: string }> {
+export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400, events?: AuditEvents): Promise<{ clientSecret: string }> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new RegistrationError('the grace period is whole seconds, 0 or more')
   const clientSecret = randomBase64Url(32)
   const rotated = await store.rotateClientSecret(clientId, hashSecret(clientSecret), Date.now() + graceSeconds * 1000)
-  if (rotated === undefined) throw new RegistrationError(`no client ${clientId}`)
+  if (rotated === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
+  events?.record('client.secret_rotated', { clientId, graceSeconds })
   return { clientSecret }
 }
 
-/** Removes the user; every session of theirs ends on every instance. */
-export async function removeUser (store: Store, username: string): Promise<{ userId: string }> {
+/** Removes the client and revokes every grant issued to it, on every instance. */
+export async function removeClient (store: Store, clientId: string, events?: AuditEvents): Promise<void> {
+  if (!await store.removeClient(clientId)) throw new NoSuchRecordError(`no client ${clientId}`)
+  events?.record('client.removed', { clientId })
+}
+
+/**
+ * Removes the user: every session of theirs ends and every grant of theirs is revoked, on every
+ * instance, and their consents are forgotten. Resolves to how many grants were revoked.
+ */
+export async function removeUser (store: Store, username: string, events?: AuditEvents): Promise<{ userId: string, grants: number }> {
+  const user = await store.getUserByName(username)
+  if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
+  // Sessions first (no new grant from a signed-in browser), the user record last: if the store fails
+  // half-way, the user is still there and the same command finishes the job.
+  await store.endSessions(user.id)
+  const grants = await revokeUserGrants(store, user.id)
+  for (const { clientId } of await store.listConsents(user.id)) await store.forgetConsent(user.id, clientId)
   const removed = await store.removeUser(username)
-  if (removed === undefined) throw new RegistrationError(`no user ${username}`)
-  return { userId: removed.id }
+  if (removed === undefined) throw new NoSuchRecordError(`no user ${username}`)
+  events?.record('user.removed', { userId: user.id, username, grants })
+  return { userId: user.id, grants }
+}
+
+/** The user's grants that may still have live records (those of clients removed since, revoked with them, left out). */
+export async function listUserGrants (store: Store, username: string): Promise<UserGrant[]> {
+  const user = await store.getUserByName(username)
+  if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
+  const grants = await store.listUserGrants(user.id)
+  const clients = new Set<string>()
+  for (const clientId of new Set(grants.map((grant) => grant.clientId))) if (await store.getClient(clientId) !== undefined) clients.add(clientId)
+  return grants.filter((grant) => clients.has(grant.clientId))
+}
+
+/** Revokes one grant of the user's (by its id), on every instance. */
+export async function revokeUserGrant (store: Store, username: string, grantId: string, events?: AuditEvents): Promise<void> {
+  const user = await store.getUserByName(username)
+  if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
+  const grant = (await store.listUserGrants(user.id)).find((one) => one.grantId === grantId)
+  if (grant === undefined) throw new NoSuchRecordError(`user ${username} has no grant ${grantId}`)
+  await revokeUserGrants(store, user.id, (one) => one.grantId === grantId)
+  events?.record('grant.revoked', { grantId, clientId: grant.clientId, by: 'operator' })
 }
 
 /**

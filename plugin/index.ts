@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { registerSessions } from './account/session.js'
 import { signInRoutes } from './account/signin.js'
+import { appsRoutes } from './account/apps.js'
 import { resolveOptions, type MacgateConfig, type MacgateOptions } from './config/options.js'
 import { errors, toOAuthError } from './core/errors.js'
 import { parseForm } from './core/params.js'
@@ -20,7 +21,7 @@ export type { MacgateOptions, MacgateConfig, MacgateSettings } from './config/op
 export { settingsSchema } from './config/options.js'
 export { defaults, MAX_CODE_TTL, TEN_YEARS } from './core/defaults.js'
 export { errors, OAuthError, isOAuthError, toOAuthError, type OAuthErrorFactory } from './core/errors.js'
-export { escapeHtml, layout } from './core/html.js'
+export { escapeHtml, FAVICON_SVG, layout } from './core/html.js'
 export { SECURITY_HEADERS, securityHeaders, sendErrorPage, sendOpenApiError, sendPage, sendTokenBody, sendTokenError } from './core/replies.js'
 export { compileValidator, SchemaError } from './core/schema.js'
 export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope.js'
@@ -28,8 +29,11 @@ export { MemoryStore } from './store/memory.js'
 export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/redis.js'
 export type { ClientRecord, Store, UserRecord } from './store/store.js'
 export type { MacIdentity } from './mac/verify.js'
+export { AuditEvents, type AuditEvent, type AuditEventMap, type AuditEventType } from './core/events.js'
+export { Metrics, type VerificationOutcome } from './core/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
-export { changePassword, createUser, grantAccessToken, grantCode, registerClient, RegistrationError, removeUser, rotateClientSecret, type NewClient } from './admin.js'
+export { changePassword, createUser, grantAccessToken, grantCode, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, type NewClient } from './admin.js'
+export type { UserGrant, Consent } from './store/store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -73,6 +77,16 @@ async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<
   })
   authorizeRoutes(fastify, config)
   signInRoutes(fastify, config)
+  appsRoutes(fastify, config)
+}
+
+/** The store's part of the metrics: command latency, and what the revocation channel delivers. */
+function observeStore ({ store, metrics }: MacgateConfig): void {
+  store.observeCommands?.((command, seconds, failed) => metrics.storeCommands.labels(command, failed ? 'error' : 'ok').observe(seconds))
+  store.onRevocation((hashes) => {
+    if (hashes === null) metrics.cacheFlushes.inc()
+    else metrics.revocationsReceived.inc(hashes.length)
+  }).catch(() => {}) // the verifier's own subscription (awaited above) reports an unreachable store
 }
 
 async function macgate (fastify: FastifyInstance, options: MacgateOptions): Promise<void> {
@@ -81,7 +95,9 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   const verifier = new MacVerifier(config.store, config.secret, config)
   await verifier.cache.ready
   fastify.decorate('macVerifier', verifier)
-  fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, authOptions))
+  fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, config.metrics.verifications, authOptions))
+  observeStore(config)
+  config.metrics.watchTokenCache(verifier.cache)
   fastify.decorateRequest('macIdentity', null)
   fastify.decorateRequest('macRejection', null)
   await fastify.register(async function oauthEndpoints (endpoints) {

@@ -1,19 +1,11 @@
 // The gateway's logs at the default level: one structured line per request (method, path without
 // query, status, latency, client, rejection reason), never the proxy client's own lines.
 import t from 'tap'
-import { memoryLog } from './helpers/memory-log.js'
-import { buildGateway } from '../gateway/server.js'
-import { MemoryStore } from '../plugin/index.js'
+import { loggedGateway } from './helpers/memory-log.js'
 import { liveToken, signedInject } from './helpers/gateway.js'
 
 t.test('one access line per request, with the reason for a refusal and no query', async (t) => {
-  const log = memoryLog()
-  const store = new MemoryStore()
-  const app = await buildGateway({ store, logger: { level: 'info', stream: log.stream } })
-  t.teardown(async () => {
-    await app.close()
-    await store.close()
-  })
+  const { app, log } = await loggedGateway(t)
   const token = await liveToken(app)
   log.lines.length = 0
 
@@ -33,13 +25,7 @@ t.test('one access line per request, with the reason for a refusal and no query'
 })
 
 t.test('at warn, nothing per request', async (t) => {
-  const log = memoryLog()
-  const store = new MemoryStore()
-  const app = await buildGateway({ store, logger: { level: 'warn', stream: log.stream } })
-  t.teardown(async () => {
-    await app.close()
-    await store.close()
-  })
+  const { app, log } = await loggedGateway(t, 'warn')
   const token = await liveToken(app)
   await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })
   t.same(log.lines, [])

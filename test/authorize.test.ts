@@ -35,7 +35,7 @@ for (const kind of ['memory', 'redis'] as const) {
     t.ok(page.body.includes('<h1>Authorize Photo Printer</h1>'), 'shows the app name')
     t.ok(page.body.includes('<ul id="permissions"><li>Profile</li><li>Open ID</li></ul>'), 'permissions by registry description')
     t.ok(page.body.includes('<button type="submit" name="decision" value="allow">Allow</button>'), 'Allow button')
-    t.ok(page.body.includes('<button type="submit" name="decision" value="deny">Deny</button>'), 'Deny button')
+    t.ok(page.body.includes('<button type="submit" name="decision" value="deny" class="secondary">Deny</button>'), 'Deny button')
     t.ok(page.body.includes(`<form method="post" action="${escapeHtml(url)}">`), 'the decision goes to the same request')
 
     const allowed = await browser.post(url, { decision: 'allow' })

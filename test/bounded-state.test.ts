@@ -67,15 +67,15 @@ t.test('Redis: a client\'s grant list drops grants past their time, and expires 
   t.teardown(async () => { await store.close() })
   const key = `${redis.prefix}{c:1000000000000000001}:grants`
   const [short, long] = [newGrantId(), newGrantId()]
-  await store.trackGrant('1000000000000000001', short, Date.now() + 300)
-  await store.trackGrant('1000000000000000001', long, Date.now() + 3_600_000)
-  await store.trackGrant('1000000000000000001', long, Date.now() + 1000)
+  await store.trackGrant('1000000000000000001', short, Date.now() + 300, 'user-1')
+  await store.trackGrant('1000000000000000001', long, Date.now() + 3_600_000, 'user-1')
+  await store.trackGrant('1000000000000000001', long, Date.now() + 1000, 'user-1')
   t.ok(Number(await store.redis.zscore(key, long)) > Date.now() + 3_000_000, 'a later call never shortens a grant')
   await sleep(400)
-  await store.trackGrant('1000000000000000001', newGrantId(), Date.now() + 600)
+  await store.trackGrant('1000000000000000001', newGrantId(), Date.now() + 600, 'user-1')
   t.notOk((await store.redis.zrange(key, '0', '-1')).includes(short), 'the expired grant was pruned')
   const other = `${redis.prefix}{c:1000000000000000002}:grants`
-  await store.trackGrant('1000000000000000002', newGrantId(), Date.now() + 200)
+  await store.trackGrant('1000000000000000002', newGrantId(), Date.now() + 200, 'user-1')
   await sleep(400)
   t.equal(await store.redis.exists(other), 0, 'the list is gone with its last grant')
 })
@@ -86,8 +86,8 @@ t.test('embedded store: a client\'s grant list forgets grants past their time', 
   const clientId = '1000000000000000003'
   await store.saveClient({ id: clientId, name: 'a', secretHash: hashSecret(randomBase64Url(8)), redirectUris: ['https://a.example/cb'], scopes: ['1'], responseTypes: ['code'], requirePkce: false, createdAt: Date.now() })
   const [forgotten, kept] = [issue(newGrantId(), { clientId }), issue(newGrantId(), { clientId })]
-  await store.trackGrant(clientId, forgotten.grantId, Date.now() + 100)
-  await store.trackGrant(clientId, kept.grantId, Date.now() + 3_600_000)
+  await store.trackGrant(clientId, forgotten.grantId, Date.now() + 100, 'user-1')
+  await store.trackGrant(clientId, kept.grantId, Date.now() + 3_600_000, 'user-1')
   for (const issued of [forgotten, kept]) await store.saveTokens(issued.set)
   await sleep(300)
   await store.removeClient(clientId)

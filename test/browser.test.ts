@@ -1,14 +1,14 @@
 // The authorization code grant in a real browser, with a small client app of its own that
-// exchanges the code server-side. A screenshot of the confirmation page goes to SCREENSHOT.
+// exchanges the code server-side. The sign-in and consent pages are checked and photographed at a
+// desktop and a phone width, into the test's fixture dir (TAP_SAVE_FIXTURE=1 keeps them).
 import { existsSync } from 'node:fs'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { addClient, addUser, buildTestApp } from './helpers/app.js'
+import { backgrounds, checkLayout, launch, skipWithoutChromium } from './helpers/browser.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SCREENSHOT = '/tmp/macgate-confirm.png'
 const PREFIX = '&&&START&&&'
 
 const escape = (text: string) => text.replace(/[&<>"]/g, (character) => `&#${character.charCodeAt(0)};`)
@@ -50,19 +50,11 @@ async function startClientApp (t: Test, gateway: () => { origin: string, clientI
   return { origin: `http://127.0.0.1:${port}`, states, exchanges }
 }
 
-async function launch (t: Test): Promise<Browser> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
-  t.teardown(async () => await browser.close())
-  return browser
-}
-
-async function newPage (context: BrowserContext): Promise<Page> {
+/** A tab whose console errors (a failed favicon load among them) land in `errors`. */
+async function newPage (context: BrowserContext, errors: string[] = []): Promise<Page> {
   const tab = await context.newPage()
   tab.setDefaultTimeout(10_000)
+  tab.on('console', (message) => { if (message.type() === 'error') errors.push(`${tab.url()}: ${message.text()}`) })
   return tab
 }
 
@@ -72,7 +64,7 @@ async function signIn (tab: Page, username: string, password: string): Promise<v
   await Promise.all([tab.waitForURL(/\/oauth2\/authorize\?/), tab.click('button[type=submit]')])
 }
 
-t.test('the code grant in Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed` }, async (t) => {
+t.test('the code grant in Chromium', { skip: skipWithoutChromium }, async (t) => {
   const { app, store } = await buildTestApp(t)
   const gatewayOrigin = await app.listen({ port: 0, host: '127.0.0.1' })
   let registered = { clientId: '', clientSecret: '' }
@@ -84,21 +76,31 @@ t.test('the code grant in Chromium', { skip: existsSync(CHROMIUM) ? false : `${C
     client_id: registered.clientId, response_type: 'code', redirect_uri: redirectUri, scope: '1 3', state, ...extra
   })}`
   const browser = await launch(t)
+  const shots = t.testdir()
+  const consoleErrors: string[] = []
 
   // First authorization: sign in, confirm, allow.
   const context = await browser.newContext()
-  const tab = await newPage(context)
+  const tab = await newPage(context, consoleErrors)
   clientApp.states.add('first-state')
   await tab.goto(authorizeUrl('first-state'))
   t.equal(new URL(tab.url()).pathname, '/oauth2/signin', 'not signed in: the sign-in page')
+  t.equal(await tab.textContent('#app-name'), 'Photo Printer', 'the sign-in page names the app asking')
+  t.equal(await tab.textContent('h1'), 'Sign in to continue to Photo Printer')
+  const signInShots = await checkLayout(t, tab, { name: 'signin', dir: shots, primary: 'button[type=submit]' })
   await signIn(tab, user.username, user.password)
   t.equal(await tab.textContent('#account'), 'alice', 'the confirmation page names the account')
   t.equal(await tab.textContent('h1'), 'Authorize Photo Printer', 'and the app')
   t.same(await tab.locator('#permissions li').allTextContents(), ['Profile', 'Open ID'], 'and the permissions asked for')
   t.equal(await tab.locator('button[value=allow]').count(), 1)
   t.equal(await tab.locator('button[value=deny]').count(), 1)
-  await tab.screenshot({ path: SCREENSHOT, fullPage: true })
-  t.ok(existsSync(SCREENSHOT), `screenshot of the confirmation page at ${SCREENSHOT}`)
+  const [allow, deny] = await backgrounds(tab, 'button[value=allow]', 'button[value=deny]')
+  t.not(allow, deny, `Allow (${allow}) and Deny (${deny}) look different`)
+  const consentShots = await checkLayout(t, tab, { name: 'consent', dir: shots, primary: 'button[value=allow]' })
+  for (const shot of [...signInShots, ...consentShots]) t.ok(existsSync(shot), `screenshot ${shot}`)
+  const icon = await tab.request.get(`${gatewayOrigin}/favicon.ico`)
+  t.equal(icon.status(), 200, 'an icon at /favicon.ico')
+  t.equal(icon.headers()['content-type'], 'image/svg+xml')
   await Promise.all([tab.waitForURL(`${redirectUri}?**`), tab.click('button[value=allow]')])
   const landed = new URL(tab.url())
   t.equal(landed.searchParams.get('state'), 'first-state')
@@ -140,4 +142,6 @@ t.test('the code grant in Chromium', { skip: existsSync(CHROMIUM) ? false : `${C
   t.equal(clientApp.exchanges.length, 2, 'no exchange after a denial')
   t.same([...clientApp.states], [], 'every state came back once')
   await denying.close()
+  // The client app's own pages (which serve no icon) are not ours to judge.
+  t.same(consoleErrors.filter((line) => line.startsWith(gatewayOrigin)), [], 'no error in the browser console on the gateway\'s pages (no missing favicon)')
 })

@@ -72,8 +72,9 @@ t.test('clients and users against Redis', async (t) => {
 
   const human = await cli(['clients', 'list'], env)
   t.equal(human.code, 0)
-  t.equal(human.stdout.split('\n').filter((line) => line !== '').length, 3, 'one line per client')
-  t.ok(human.stdout.includes(`${second.client_id}  Full  scope="1 3"  code  https://a.example/cb http://127.0.0.1:9/cb\n`))
+  t.equal(human.stdout.split('\n').filter((line) => line !== '').length, 4, 'a header, then one line per client')
+  t.match(human.stdout, /^CLIENT_ID +NAME +SCOPE +RESPONSE_TYPES +PKCE +RESOURCE_SERVER +MAC_ALGORITHM +REDIRECT_URIS\n/)
+  t.match(human.stdout, new RegExp(`\n${second.client_id}  Full +1 3 +code +required +no +HmacSha1 +https://a\\.example/cb http://127\\.0\\.0\\.1:9/cb\n`))
 
   for (const id of clients.map((client) => client.id as string)) {
     const removed = await cli(['clients', 'remove', id], env)
@@ -82,7 +83,7 @@ t.test('clients and users against Redis', async (t) => {
   }
   const empty = await cli(['clients', 'list', '--json'], env)
   t.equal(empty.stdout, '[]\n')
-  t.equal((await cli(['clients', 'list'], env)).stdout, '')
+  t.equal((await cli(['clients', 'list'], env)).stdout, 'no clients registered (add one with `macgate clients add`)\n')
 
   const unknown = await cli(['clients', 'remove', '1234567890123456789'], env)
   t.not(unknown.code, 0)

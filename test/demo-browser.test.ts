@@ -1,16 +1,15 @@
-// The /demo page in real Chromium against `macgate start` on the embedded store: sign in as the
-// demo user, allow, and see the exchanged token and two signed open API calls on /demo/callback.
+// The /demo page in real Chromium against `macgate start` on the embedded store: from the landing
+// page, sign in as the demo user, allow, and see the exchanged token and two signed open API calls
+// on /demo/callback; a reload of it says the sign-in is done. The landing page and the demo's last
+// pages are checked and photographed at a desktop and a phone width, into the test's fixture dir.
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { chromium } from 'playwright-core'
 import t from 'tap'
 import { spawnSource } from './helpers/source.js'
 import { freePort } from './helpers/redis.js'
+import { checkLayout, launch, skipWithoutChromium } from './helpers/browser.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SCREENSHOT = '/tmp/macgate-demo.png'
-
-t.test('the demo client signs in and calls the open API in Chromium', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM}` }, async (t) => {
+t.test('the demo client signs in and calls the open API in Chromium', { skip: skipWithoutChromium }, async (t) => {
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' }
   for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'MACGATE_UPSTREAM', 'HOST', 'NODE_OPTIONS']) delete env[name]
@@ -40,26 +39,30 @@ t.test('the demo client signs in and calls the open API in Chromium', { skip: ex
   t.match(stdout, `demo page    ${origin}/demo`)
   t.match(stdout, `redirect_uri=${origin}/demo/callback`)
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 30_000
-  })
-  t.teardown(async () => { await browser.close() })
+  const browser = await launch(t)
+  const shots = t.testdir()
   const page = await browser.newPage()
   page.setDefaultTimeout(15_000)
+  const consoleErrors: string[] = []
+  page.on('console', (message) => { if (message.type() === 'error') consoleErrors.push(`${page.url()}: ${message.text()}`) })
+
+  const landing = await page.goto(`${origin}/`)
+  t.equal(landing?.status(), 200, 'a landing page at /')
+  t.equal(await page.title(), 'macgate')
+  t.equal(await page.getAttribute('a#demo', 'href'), '/demo', 'it links to the demo')
+  t.equal(await page.getAttribute('#standard-links a', 'href'), '/.well-known/oauth-authorization-server', 'and to the server metadata')
+  const landingShots = await checkLayout(t, page, { name: 'landing', dir: shots, primary: 'a#demo' })
+
   const statuses: Array<[string, number]> = []
   page.on('response', (response) => { statuses.push([new URL(response.url()).pathname, response.status()]) })
-
-  const demo = await page.goto(`${origin}/demo`)
-  t.equal(demo?.status(), 200)
+  await Promise.all([page.waitForURL((url) => url.pathname === '/demo'), page.click('a#demo')])
   t.equal(await page.title(), 'macgate demo')
   t.equal(await page.textContent('#start'), 'Sign in with macgate')
 
   await page.click('#start')
   await page.waitForURL((url) => url.pathname === '/oauth2/signin')
   t.equal(await page.title(), 'Sign in')
+  t.equal(await page.textContent('#app-name'), 'macgate demo', 'the sign-in page names the demo client')
   await page.fill('input[name=username]', 'demo')
   await page.fill('input[name=password]', password)
   await page.click('button[type=submit]')
@@ -85,8 +88,18 @@ t.test('the demo client signs in and calls the open API in Chromium', { skip: ex
   t.match(await page.locator('.step h3').allTextContents(), ['1. Token endpoint answer (secrets shortened)', 'GET /user/profile → 200', 'GET /user/phoneAndEmail → 200'])
   t.same(statuses.map(([path]) => path), ['/demo', '/demo/start', '/oauth2/authorize', '/oauth2/signin', '/oauth2/signin', '/oauth2/authorize', '/oauth2/authorize', '/demo/callback'], 'the pages the browser went through')
 
-  await page.screenshot({ path: SCREENSHOT, fullPage: true })
-  t.ok(existsSync(SCREENSHOT), `screenshot at ${SCREENSHOT}`)
+  const callbackShots = await checkLayout(t, page, { name: 'demo-callback', dir: shots, primary: 'h1' })
+
+  // A reload spends nothing again: the page says the sign-in is done, and offers a new one.
+  const reload = await page.reload()
+  t.equal(reload?.status(), 200, 'a reload of the callback is no error')
+  t.equal(await page.textContent('h1'), 'This sign-in was already completed')
+  t.notMatch(await page.textContent('main'), /state/i, 'and blames no state mismatch')
+  const againShots = await checkLayout(t, page, { name: 'demo-reloaded', dir: shots, primary: '#again' })
+  await Promise.all([page.waitForURL((url) => url.pathname === '/oauth2/authorize'), page.click('#again')])
+  t.equal(await page.textContent('#account'), 'demo', 'signing in again goes straight to the consent page')
+  for (const shot of [...landingShots, ...callbackShots, ...againShots]) t.ok(existsSync(shot), `screenshot ${shot}`)
+  t.same(consoleErrors, [], 'no error in the browser console (no missing favicon)')
 
   const sigtermAt = Date.now()
   server.kill('SIGTERM')

@@ -133,7 +133,7 @@ async function provision (app: FastifyInstance): Promise<World> {
 // ---- inject probes --------------------------------------------------------------------------
 
 /** What an answer must be: a page, a token body, the open API's JSON, the health check, or any of them. */
-type Kind = 'page' | 'token' | 'api' | 'health' | 'standard' | 'any'
+type Kind = 'page' | 'token' | 'api' | 'health' | 'standard' | 'icon' | 'any'
 
 interface Probe {
   label: string
@@ -478,7 +478,7 @@ interface Answer { status: number, headers: Record<string, unknown>, body: strin
 // The RFC endpoints (contract §10): plain JSON, RFC 6749 string codes.
 const STANDARD_ROUTES = new Set(['POST /oauth2/revoke', 'POST /oauth2/introspect', 'GET /.well-known/oauth-authorization-server', 'HEAD /.well-known/oauth-authorization-server'])
 
-const PAGE_ROUTES = new Set(['GET /oauth2/authorize', 'POST /oauth2/authorize', 'GET /oauth2/signin', 'HEAD /oauth2/signin', 'POST /oauth2/signin', 'POST /oauth2/signout',
+const PAGE_ROUTES = new Set(['GET /', 'HEAD /', 'GET /oauth2/authorize', 'POST /oauth2/authorize', 'GET /oauth2/signin', 'HEAD /oauth2/signin', 'POST /oauth2/signin', 'POST /oauth2/signout',
   'GET /demo', 'HEAD /demo', 'GET /demo/start', 'HEAD /demo/start', 'GET /demo/callback', 'HEAD /demo/callback'])
 
 // A failure takes the form of the path's callers: the token endpoint's body under its path (any
@@ -488,6 +488,7 @@ function strictKind (method: string, path: string): Kind {
   if (STANDARD_ROUTES.has(`${method} ${path}`)) return 'standard'
   if (path === '/oauth2/token') return 'token'
   if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) return 'health'
+  if ((path === '/favicon.ico' || path === '/favicon.svg') && (method === 'GET' || method === 'HEAD')) return 'icon'
   if (path.startsWith('/oauth2/') || path === '/demo' || path.startsWith('/demo/')) return 'page'
   return 'api'
 }
@@ -561,6 +562,10 @@ function apiProblem (method: string, answer: Answer): string | undefined {
   return undefined
 }
 
+function iconProblem (_method: string, answer: Answer): string | undefined {
+  return answer.status === 200 && answer.headers['content-type'] === 'image/svg+xml' ? undefined : `icon ${answer.status}`
+}
+
 function healthProblem (method: string, answer: Answer): string | undefined {
   if (answer.status !== 200) return `healthz ${answer.status}`
   return method === 'HEAD' || jsonOf(answer.body)?.status === 'ok' ? undefined : 'healthz body'
@@ -580,7 +585,7 @@ function standardProblem (method: string, answer: Answer): string | undefined {
   return undefined
 }
 
-const SHAPES: Record<Exclude<Kind, 'any'>, (method: string, answer: Answer) => string | undefined> = { page: pageProblem, token: tokenProblem, api: apiProblem, health: healthProblem, standard: standardProblem }
+const SHAPES: Record<Exclude<Kind, 'any'>, (method: string, answer: Answer) => string | undefined> = { page: pageProblem, token: tokenProblem, api: apiProblem, health: healthProblem, standard: standardProblem, icon: iconProblem }
 
 /** What the upstream of a served /echo request saw: only the gateway's identity, no token. */
 function upstreamProblem (probe: Probe, answer: Answer): string | undefined {
@@ -670,7 +675,7 @@ class Tally {
     const listed = (category: string): string[] => [...this.problems.get(category)?.values() ?? []].map(({ count, example }) => `${count}x ${example}`)
     // FUZZ_REPORT=<file> writes one example of every kind of failure, not only the first eight.
     if (process.env.FUZZ_REPORT !== undefined) appendFileSync(process.env.FUZZ_REPORT, JSON.stringify({ what, problems: Object.fromEntries([...this.problems.keys()].map((category) => [category, listed(category)])) }, null, 1) + '\n')
-    const categories = ['5xx', 'page', 'token', 'api', 'health', 'standard', 'any', 'valid', 'replay', 'binding', 'upstream', 'raw', 'hang']
+    const categories = ['5xx', 'page', 'token', 'api', 'health', 'standard', 'icon', 'any', 'valid', 'replay', 'binding', 'upstream', 'raw', 'hang']
     for (const category of categories) {
       const found = listed(category)
       const total = found.reduce((sum, line) => sum + parseInt(line, 10), 0)
@@ -687,6 +692,7 @@ function describe (category: string): string {
     api: 'the open API answers {result,description,code}',
     health: '/healthz answers ok',
     standard: 'the RFC endpoints answer plain JSON with RFC 6749 errors',
+    icon: '/favicon.ico and /favicon.svg answer the SVG icon',
     any: 'paths decoded into an endpoint answer some endpoint\'s shape',
     valid: 'correctly signed requests are served',
     replay: 'replayed nonces are refused',

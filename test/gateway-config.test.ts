@@ -91,10 +91,10 @@ t.test('upstream: MACGATE_UPSTREAM overrides, routes required', async (t) => {
   t.equal(parseConfig({ routes }, { MACGATE_UPSTREAM: 'http://c.example' }).upstream, 'http://c.example')
   t.equal(parseConfig({ upstream: 'http://a.example', routes }, { MACGATE_UPSTREAM: '' }).upstream, 'http://a.example', 'an empty variable is no override')
   t.equal(parseConfig({ upstream: 'http://a.example', routes }).routes[0]?.match, 'all')
-  const noRoutes = 'invalid config: config.routes must list at least one route (required with config.upstream)'
-  t.equal(refusal({ upstream: 'http://a.example' }), noRoutes)
-  t.equal(refusal({}, { MACGATE_UPSTREAM: 'http://a.example' }), noRoutes)
-  t.equal(refusal({ routes: [] }), noRoutes)
+  // Refused, not defaulted to every path for any token: the message shows the config to write.
+  t.match(refusal({ upstream: 'http://a.example' }), /^invalid config: config\.routes must list at least one route with config\.upstream: .*macgate start --config gateway\.json.*"routes": \[\{"path": /)
+  t.match(refusal({}, { MACGATE_UPSTREAM: 'http://a.example' }), /^invalid config: config\.routes must list at least one route with MACGATE_UPSTREAM: .*"path": "\/\*"/)
+  t.equal(refusal({ routes: [] }), 'invalid config: config.routes must list at least one route (leave it out for the sample open API\'s routes)')
   t.equal(refusal({ routes }, { MACGATE_UPSTREAM: 'gopher://x' }), 'invalid config: config.upstream must match pattern "^https?://"', 'the variable is checked like the field')
 })
 
@@ -120,7 +120,7 @@ t.test('nonceSkewMinutes takes effect at the gateway', async (t) => {
 })
 
 async function start (configFile: string): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' }
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ADMIN_PORT: '0' }
   for (const name of ['REDIS_URL', 'MACGATE_UPSTREAM', 'MACGATE_SECRET', 'NODE_OPTIONS', 'HOST']) delete env[name]
   const child = spawnSource('gateway/cli.ts', ['start', '--config', configFile], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
@@ -144,13 +144,14 @@ t.test('macgate start --config with a bad file: exit 2, the field named, no stac
     [write('scopes.json', { routes: [{ path: '/a', scopes: 'x' }] }), 'macgate: invalid config: config.routes[0].scopes must be array'],
     [write('ttl.json', { codeTtl: 601 }), 'macgate: invalid config: config.codeTtl must be a whole number from 1 to 600'],
     [write('unknown.json', { listen: 8080 }), `macgate: invalid config: config has an unknown field listen ${KNOWN}`],
-    [write('routes.json', { upstream: 'http://127.0.0.1:1' }), 'macgate: invalid config: config.routes must list at least one route (required with config.upstream)']
+    [write('routes.json', { upstream: 'http://127.0.0.1:1' }), 'macgate: invalid config: config.routes must list at least one route with config.upstream: which paths to proxy and the scopes each needs (nothing is proxied by default rather than every path to any valid token). Write them in a file and run `macgate start --config gateway.json`, e.g. {"upstream": "http://127.0.0.1:9000", "routes": [{"path": "/api/*", "methods": ["GET", "POST"], "scopes": ["1"]}]}; a route {"path": "/*", "methods": ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]} proxies every path to any valid token']
   ]
   for (const [file, line] of runs) {
     const run = await start(file)
     t.equal(run.code, 2, `${file}: exit 2`)
     t.equal(run.stdout, '')
-    t.equal(run.stderr, `${line}\nRun \`macgate help\` for usage.\n`)
+    // A bad config file is not a mistake in the command line: no pointer to the usage text.
+    t.equal(run.stderr, `${line}\n`)
   }
   // A malformed upstream URL is an operator mistake like any other bad field.
   const badUrl = await start(write('upstream.json', { upstream: 'http://bad host', routes: [{ path: '/a' }] }))

@@ -176,7 +176,7 @@ t.test('SIGTERM drains the in-flight request, exits 0 and refuses new connection
   await writeFile(configFile, JSON.stringify({ upstream: `http://127.0.0.1:${upstreamPort}`, routes: [{ path: '/slow', methods: ['GET'], scopes: [] }] }))
 
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix, PORT: String(port), LOG_LEVEL: 'warn' }
+  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix, PORT: String(port), ADMIN_PORT: '0', LOG_LEVEL: 'warn' }
   for (const name of ['MACGATE_SECRET', 'HOST', 'NODE_OPTIONS', 'MACGATE_UPSTREAM']) delete env[name]
   const child = spawnSource('gateway/cli.ts', ['start', '--config', configFile], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''

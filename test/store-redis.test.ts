@@ -46,7 +46,7 @@ async function populate (store: RedisStore) {
   await store.addConsent(user.record.id, client.record.id, ['1', '3'])
   await store.serverSecret('the-server-secret')
   const code = newCode(undefined, client.record.id, user.record.id)
-  await store.trackGrant(client.record.id, code.grantId, Date.now() + 86_400_000)
+  await store.trackGrant(client.record.id, code.grantId, Date.now() + 86_400_000, user.record.id)
   await store.saveCode(code.hash, code.record)
   const tokens = issue(code.grantId, { clientId: client.record.id, userId: user.record.id })
   if (await store.redeemCode(code.hash, tokens.set) !== 'ok') throw new Error('redeem failed')
@@ -70,6 +70,9 @@ t.test('keys: records of a grant expire, the rest does not', async (t) => {
     ['client index', /^\{clients\}:index$/, 0],
     ['user', /^user:/, 0],
     ['consent', /^consent:/, 0],
+    ['consents of a user', /^consents:\{[^}]+\}$/, 0],
+    // Like the client's: as long as the user's longest-lived grant.
+    ['grants of a user', /^\{u:[^}]+\}:grants$/, 86400],
     ['server secret', /^secret$/, 0],
     // Lives as long as the client's longest-lived grant; expired grants are pruned from it.
     ['grants of a client', /^\{c:\d+\}:grants$/, 86400]

@@ -10,6 +10,7 @@ import { addClient } from './helpers/app.js'
 import { cli, cliEnv, spawnCli } from './helpers/cli.js'
 import { codeExchange, eventually, issueTokens, liveGateway, tokenRequest } from './helpers/live.js'
 import { freePort, startRedis } from './helpers/redis.js'
+import { parseMetrics } from './helpers/metrics-text.js'
 
 const redis = await startRedis(t)
 const secret = randomBytes(32).toString('base64url')
@@ -31,8 +32,8 @@ async function childPids (pid: number): Promise<number[]> {
 }
 
 t.test('two workers: signed calls succeed, a revocation reaches both, a dead worker is replaced, SIGTERM drains all', async (t) => {
-  const port = await freePort()
-  const env = cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix, MACGATE_SECRET: secret, PORT: String(port), LOG_LEVEL: 'warn' })
+  const [port, adminPort] = [await freePort(), await freePort()]
+  const env = cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix, MACGATE_SECRET: secret, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn' })
   const child = spawnCli(['start', '--workers', '2'], env)
   let output = ''
   child.stdout!.on('data', (chunk) => { output += String(chunk) })
@@ -49,6 +50,13 @@ t.test('two workers: signed calls succeed, a revocation reaches both, a dead wor
   const { code, tokens } = await issueTokens(local, clientId, clientSecret)
   const warm = await Promise.all(Array.from({ length: 10 }, async () => await freshCall(port, tokens)))
   t.strictSame(warm.map(({ status }) => status), Array(10).fill(200), 'signed calls succeed on every worker (connections alternate between them)')
+
+  // The primary's admin listener: every worker's metrics summed, and the admin API on the shared store.
+  const metrics = parseMetrics(await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text())
+  t.equal(metrics.sum('macgate_verifications_total', { outcome: 'ok' }), 10, 'the ten verified calls, summed over both workers')
+  t.ok(metrics.has('macgate_process_cpu_user_seconds_total'), 'with the workers\' process metrics')
+  const listed = await (await fetch(`http://127.0.0.1:${adminPort}/admin/clients`)).json() as Array<{ client_id: string }>
+  t.ok(listed.some((client) => client.client_id === clientId), 'the admin API reads the shared store')
 
   // Revoked by a code replay elsewhere: each worker holds the token in its cache, and must drop it.
   const since = Date.now()

@@ -1,19 +1,23 @@
 import { errors, type Store } from '../../plugin/index.js'
-import { openStore, sharedStoreName } from '../stores.js'
-import { UsageError } from './usage.js'
+import { openStore, sharedStoreName, unreachableMessage } from '../stores.js'
+import { OperatorError } from './usage.js'
 
-/** The store the environment names; an unreachable Redis is the operator's to fix: one line, exit 2. */
+/**
+ * The store the environment names. A malformed REDIS_URL or REDIS_CLUSTER_NODES is refused before
+ * any connection; an unreachable Redis is named with the reason. Both are the operator's to fix:
+ * one line, exit 2, no usage hint.
+ */
 export async function openCommandStore (): Promise<Store> {
-  return await openStore().catch((error: unknown) => {
-    if (!errors.storeUnavailable.is(error)) throw new UsageError((error as Error).message)
-    throw new UsageError(`cannot reach Redis at ${sharedStoreName() ?? 'REDIS_URL'} (${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message})`)
+  return await openStore().catch(async (error: unknown) => {
+    if (!errors.storeUnavailable.is(error)) throw new OperatorError((error as Error).message)
+    throw new OperatorError(await unreachableMessage(error))
   })
 }
 
 /** Runs an admin command against the shared store; the embedded one lives only inside `start`. */
 export async function withAdminStore (action: (store: Store) => Promise<void>): Promise<void> {
   if (sharedStoreName() === undefined) {
-    throw new UsageError('this command needs REDIS_URL or REDIS_CLUSTER_NODES: the embedded store lives only inside `macgate start`, which prints a demo client and user')
+    throw new OperatorError('this command needs REDIS_URL or REDIS_CLUSTER_NODES: the embedded store lives only inside `macgate start`, which prints a demo client and user')
   }
   const store = await openCommandStore()
   try {

@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util'
-import { registerClient, rotateClientSecret, ScopeRegistry } from '../../plugin/index.js'
+import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, type ClientRecord } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
-import { UsageError } from './usage.js'
+import { parseCommand, UsageError } from './usage.js'
 
 async function add (args: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseCommand('clients add', {
     args,
     options: {
       name: { type: 'string' },
@@ -41,30 +40,50 @@ async function add (args: string[]): Promise<void> {
 }
 
 async function list (args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
+  const { values } = parseCommand('clients list', { args, options: { json: { type: 'boolean' } } })
   await withAdminStore(async (store) => {
     const clients = (await store.listClients()).map(({ secretHash, ...client }) => client)
     if (values.json === true) {
       process.stdout.write(`${JSON.stringify(clients)}\n`)
       return
     }
-    for (const client of clients) {
-      process.stdout.write(`${client.id}  ${client.name}  scope="${client.scopes.join(' ')}"  ${client.responseTypes.join(',')}  ${client.redirectUris.join(' ')}\n`)
+    if (clients.length === 0) {
+      process.stdout.write('no clients registered (add one with `macgate clients add`)\n')
+      return
     }
+    process.stdout.write(table(clients))
   })
 }
 
+const COLUMNS: Array<[string, (client: Omit<ClientRecord, 'secretHash'>) => string]> = [
+  ['CLIENT_ID', (client) => client.id],
+  ['NAME', (client) => client.name],
+  ['SCOPE', (client) => client.scopes.join(' ')],
+  ['RESPONSE_TYPES', (client) => client.responseTypes.join(',')],
+  ['PKCE', (client) => client.requirePkce ? 'required' : 'optional'],
+  ['RESOURCE_SERVER', (client) => client.resourceServer === true ? 'yes' : 'no'],
+  ['MAC_ALGORITHM', (client) => client.macAlgorithm ?? 'HmacSha1'],
+  ['REDIRECT_URIS', (client) => client.redirectUris.join(' ')]
+]
+
+/** One line per client under a header, columns padded to their widest cell (the last one is not). */
+function table (clients: Array<Omit<ClientRecord, 'secretHash'>>): string {
+  const rows = [COLUMNS.map(([title]) => title), ...clients.map((client) => COLUMNS.map(([, cell]) => cell(client)))]
+  const widths = COLUMNS.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
+  return rows.map((row) => row.map((cell, column) => column === row.length - 1 ? cell : cell.padEnd(widths[column]!)).join('  ')).join('\n') + '\n'
+}
+
 async function remove (args: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args, allowPositionals: true })
+  const { positionals } = parseCommand('clients remove', { args, allowPositionals: true })
   if (positionals.length !== 1) throw new UsageError('clients remove needs exactly one client id')
   await withAdminStore(async (store) => {
-    if (!await store.removeClient(positionals[0]!)) throw new UsageError(`no client ${positionals[0]!}`)
+    await removeClient(store, positionals[0]!)
     process.stdout.write(`removed client ${positionals[0]!} and revoked its tokens\n`)
   })
 }
 
 async function rotateSecret (args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'grace-seconds': { type: 'string' }, json: { type: 'boolean' } } })
+  const { values, positionals } = parseCommand('clients rotate-secret', { args, allowPositionals: true, options: { 'grace-seconds': { type: 'string' }, json: { type: 'boolean' } } })
   if (positionals.length !== 1) throw new UsageError('clients rotate-secret needs exactly one client id')
   const grace = values['grace-seconds'] === undefined ? 86_400 : Number(values['grace-seconds'])
   if (!Number.isSafeInteger(grace) || grace < 0) throw new UsageError(`--grace-seconds must be whole seconds, 0 or more, not ${values['grace-seconds']}`)

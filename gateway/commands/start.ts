@@ -1,19 +1,21 @@
 import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
-import { parseArgs } from 'node:util'
-import { createUser, registerClient, ScopeRegistry, type Store } from '../../plugin/index.js'
+import { AuditEvents, createUser, defaultScopes, registerClient, ScopeRegistry, type Store } from '../../plugin/index.js'
 import { loadConfig } from '../config.js'
 import type { DemoClient } from '../demo/routes.js'
 import { logDestination } from '../log-destination.js'
 import { buildGateway } from '../server.js'
 import { sharedStoreName } from '../stores.js'
 import { openCommandStore } from './admin-store.js'
-import { UsageError } from './usage.js'
+import { OperatorError, parseCommand } from './usage.js'
 import { superviseWorkers, workerCount } from './workers.js'
+import { adminAddress, metricsOf, reportToPrimary, startAdminListener, withProcessMetrics } from './admin-listener.js'
+import type { FastifyInstance } from 'fastify'
+import pino from 'pino'
 
 function portOf (value: string | undefined): number {
   const port = Number(value ?? 8080)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`PORT must be a port number, not ${value}`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new OperatorError(`PORT must be a port number, not ${value}`)
   return port
 }
 
@@ -33,17 +35,32 @@ async function seedDemo (store: Store, origin: string): Promise<{ demo: DemoClie
 }
 
 export async function startCommand (args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { config: { type: 'string' }, workers: { type: 'string' } } })
+  const { values } = parseCommand('start', { args, options: { config: { type: 'string' }, workers: { type: 'string' } } })
   const workers = workerCount(values.workers ?? process.env.MACGATE_WORKERS)
   const port = portOf(process.env.PORT)
   const host = process.env.HOST ?? '127.0.0.1'
+  const admin = adminAddress()
   const config = await loadConfig(values.config).catch((error: unknown) => {
-    throw new UsageError((error as Error).message)
+    throw new OperatorError((error as Error).message)
   })
   if (workers > 1 && cluster.isPrimary) {
     // Checked once here, before any worker starts: each worker would only repeat the message.
     if (sharedStoreName() === undefined) {
-      throw new UsageError('--workers needs REDIS_URL or REDIS_CLUSTER_NODES: each worker is a process of its own, and the embedded store lives inside one process')
+      throw new OperatorError('--workers needs REDIS_URL or REDIS_CLUSTER_NODES: each worker is a process of its own, and the embedded store lives inside one process')
+    }
+    // The primary serves the admin listener, with every worker's metrics summed (prom-client's
+    // AggregatorRegistry asks each worker over the cluster channel); it starts before any worker.
+    if (admin !== undefined) {
+      const store = await openCommandStore()
+      const log = pino({ level: process.env.LOG_LEVEL ?? 'info' }, logDestination(2))
+      // Operator actions are recorded in the primary's log; each worker logs its own requests' events.
+      const events = new AuditEvents()
+      events.on('audit', (event) => { log.info({ audit: event }, event.type) })
+      const api = { registry: new ScopeRegistry(config.scopes ?? defaultScopes), events }
+      await startAdminListener(admin, { metrics: metricsOf('workers'), store, api, log }).catch(async (error: unknown) => {
+        await store.close()
+        throw error
+      })
     }
     return await superviseWorkers(workers)
   }
@@ -67,7 +84,17 @@ export async function startCommand (args: string[]): Promise<void> {
   } catch (error) {
     // Close what was opened (the sample API's socket, Redis), so that the process exits now.
     await app.close()
-    throw new UsageError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    throw new OperatorError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+  const registry = withProcessMetrics(app.macgate.metrics.registry)
+  let adminListener: FastifyInstance | undefined
+  if (cluster.isWorker) reportToPrimary(registry)
+  else if (admin !== undefined) {
+    const api = { registry: app.macgate.registry, events: app.macgate.events }
+    adminListener = await startAdminListener(admin, { metrics: metricsOf(registry), store, api, log: app.log }).catch(async (error: unknown) => {
+      await app.close()
+      throw error
+    })
   }
   if (seeded !== undefined) process.stdout.write(seeded.banner)
 
@@ -75,7 +102,7 @@ export async function startCommand (args: string[]): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       app.log.info({ signal }, 'shutting down')
-      app.close().then(() => process.exit(0), () => process.exit(1))
+      Promise.all([adminListener?.close(), app.close()]).then(() => process.exit(0), () => process.exit(1))
     })
   }
 }

@@ -1,7 +1,51 @@
-export class UsageError extends Error {
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+
+/**
+ * Something the operator must fix that is not a mistake in the command line: an unreachable or
+ * malformed REDIS_URL, a bad config file, `no client 12345`. One line, exit 2, no usage hint.
+ */
+export class OperatorError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'OperatorError'
+  }
+}
+
+/**
+ * A mistake in the command line itself: an unknown command or option, a missing argument, an
+ * argument's bad value. Like any OperatorError, plus the hint to run `macgate help`.
+ */
+export class UsageError extends OperatorError {
   constructor (message: string) {
     super(message)
     this.name = 'UsageError'
+  }
+}
+
+/**
+ * `parseArgs` for one command (strict), whose refusals name the command and its options instead of
+ * Node's generic text. `hints` answers options people reach for that the command refuses on
+ * purpose (e.g. `--password`, which would show the password to `ps`).
+ */
+export function parseCommand<T extends ParseArgsConfig> (command: string, config: T, hints: Record<string, string> = {}): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs<T>(config)
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === undefined || !code.startsWith('ERR_PARSE_ARGS')) throw error
+    const known = Object.keys(config.options ?? {}).map((name) => `--${name}`)
+    const listed = known.length === 0 ? 'it takes no options' : `its options: ${known.join(', ')}`
+    const quoted = /'([^']*)'/.exec((error as Error).message)?.[1] ?? ''
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const hint = hints[quoted]
+      throw new UsageError(`Unknown option '${quoted}' for ${command}${hint === undefined ? ` (${listed})` : `: ${hint}`}`)
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      // Node's text is `Option '--name <value>' argument missing`.
+      throw new UsageError(`${command}: ${quoted.split(' ')[0]} needs a value`)
+    }
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`${command} takes no argument ${quoted} (${listed})`)
+    throw new UsageError(`${command}: ${(error as Error).message}`)
   }
 }
 
@@ -10,6 +54,10 @@ export const usage = `Usage: macgate <command>
   start [--config FILE] [--workers N|auto]
                               serve the gateway (PORT, default 8080; HOST, default 127.0.0.1);
                               N processes share the port (MACGATE_WORKERS; needs a shared store)
+  start --config FILE         the gateway config, JSON: "upstream" (the API to proxy to), its
+                              "routes" (path, methods, scopes each needs) and the settings;
+                              a bad field fails the start with its name (see README, Running).
+                              Without --config and MACGATE_UPSTREAM: the sample open API.
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
               [--response-types code,token] [--require-pkce] [--resource-server]
               [--mac-algorithm HmacSha1|HmacSha256] [--json]
@@ -19,9 +67,25 @@ export const usage = `Usage: macgate <command>
                               a new secret; the old one works S more seconds (default 86400)
   users add --username NAME --password-stdin [--json]
   users passwd --username NAME --password-stdin    (ends the user's sessions)
+                              the password is read from standard input, never an argument:
+                              printf '%s\\n' "$PASSWORD" | macgate users add --username NAME --password-stdin
   users remove NAME                                (ends the user's sessions)
+  load --url URL [--method GET] [--path P]... [--paths FILE] [--connections 50]
+       [--duration 30s | --amount N] [--rate R] [--credentials FILE] [--distribution zipf]
+       [--json] [--out DIR]
+                              signed load on a deployment, each request a fresh nonce and mac;
+                              one token from MACGATE_ACCESS_TOKEN and MACGATE_MAC_KEY (or
+                              --access-token, --mac-key), or many: --credentials FILE (JSON lines
+                              or CSV of access_token,mac_key), in turn or by Zipf. --paths FILE:
+                              a line each, PATH[?QUERY] [WEIGHT]. --out DIR: JSON report and SVG chart
+  load --url URL --token-endpoint FILE --client-id ID [--grant-type refresh_token]
+       [--redirect-uri URI] [--method POST|GET] [--amount N]
+                              spends the file's codes (or refresh tokens), one a line, at
+                              /oauth2/token; client secret from MACGATE_CLIENT_SECRET
 
-Environment: REDIS_URL, or REDIS_CLUSTER_NODES=host:port,host:port,... for a Redis Cluster
+Environment: REDIS_URL (redis://[user:password@]host[:port][/db], rediss:// for TLS),
+or REDIS_CLUSTER_NODES=host:port,host:port,... for a Redis Cluster
 (neither: embedded store, only inside \`macgate start\`),
-MACGATE_REDIS_PREFIX (default macgate:), MACGATE_SECRET (default: one kept in the store).
+MACGATE_REDIS_PREFIX (default macgate:), MACGATE_SECRET (default: one kept in the store),
+MACGATE_UPSTREAM (the config's upstream; its routes still come from --config FILE).
 `

@@ -1,8 +1,13 @@
 import { text } from 'node:stream/consumers'
-import { parseArgs } from 'node:util'
 import { changePassword, createUser, removeUser } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
-import { UsageError } from './usage.js'
+import { parseCommand, UsageError } from './usage.js'
+
+/** What `--password` and its kin answer: where the password is read from, and why. */
+function passwordHints (command: string): Record<string, string> {
+  const hint = `${command} reads the password from standard input with --password-stdin, never from an argument (which \`ps\` and the shell history would show): printf '%s\\n' "$PASSWORD" | macgate ${command} --username NAME --password-stdin`
+  return Object.fromEntries(['--password', '--pass', '--pw', '-p'].map((option) => [option, hint]))
+}
 
 /** Passwords come only from standard input, never from arguments that `ps` would show. */
 async function passwordFromStdin (command: string, given: boolean | undefined): Promise<string> {
@@ -11,10 +16,10 @@ async function passwordFromStdin (command: string, given: boolean | undefined): 
 }
 
 async function add (args: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseCommand('users add', {
     args,
     options: { username: { type: 'string' }, 'password-stdin': { type: 'boolean' }, json: { type: 'boolean' } }
-  })
+  }, passwordHints('users add'))
   if (values.username === undefined) throw new UsageError('users add needs --username')
   const password = await passwordFromStdin('users add', values['password-stdin'])
   await withAdminStore(async (store) => {
@@ -24,7 +29,7 @@ async function add (args: string[]): Promise<void> {
 }
 
 async function passwd (args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { username: { type: 'string' }, 'password-stdin': { type: 'boolean' } } })
+  const { values } = parseCommand('users passwd', { args, options: { username: { type: 'string' }, 'password-stdin': { type: 'boolean' } } }, passwordHints('users passwd'))
   if (values.username === undefined) throw new UsageError('users passwd needs --username')
   const password = await passwordFromStdin('users passwd', values['password-stdin'])
   await withAdminStore(async (store) => {
@@ -34,11 +39,11 @@ async function passwd (args: string[]): Promise<void> {
 }
 
 async function remove (args: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args, allowPositionals: true })
+  const { positionals } = parseCommand('users remove', { args, allowPositionals: true })
   if (positionals.length !== 1) throw new UsageError('users remove needs exactly one username')
   await withAdminStore(async (store) => {
-    await removeUser(store, positionals[0]!)
-    process.stdout.write(`removed user ${positionals[0]!} and ended their sessions\n`)
+    const { grants } = await removeUser(store, positionals[0]!)
+    process.stdout.write(`removed user ${positionals[0]!}, ended their sessions and revoked ${grants} grant${grants === 1 ? '' : 's'}\n`)
   })
 }
 

@@ -3,7 +3,7 @@ import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parseTokenResponse, signRequest } from '../../plugin/client/index.js'
 import { securityHeaders, sendPage } from '../../plugin/index.js'
-import { callbackPage, demoPage, demoErrorPage } from './pages.js'
+import { alreadyCompletedPage, callbackPage, demoPage, demoErrorPage } from './pages.js'
 
 /** A registered client the demo plays: the service's own example of a client app. */
 export interface DemoClient {
@@ -13,6 +13,10 @@ export interface DemoClient {
 }
 
 const STATE_COOKIE = 'macgate_demo_state'
+// The state of the last callback this browser completed: a reload of that page is told so, not
+// blamed for a mismatch. Kept in the browser, so that any worker can tell.
+const DONE_COOKIE = 'macgate_demo_done'
+const COOKIE = { path: '/demo', httpOnly: true, sameSite: 'lax', maxAge: 600 } as const
 
 /** One state, equal to the cookie's, compared in constant time over bytes (not characters). */
 function sameState (given: unknown, expected: string | undefined): boolean {
@@ -35,7 +39,7 @@ export async function registerDemo (app: FastifyInstance, demo: DemoClient | und
     context.get('/demo/start', async (_request, reply) => {
       if (demo === undefined) return await sendPage(reply, demoErrorPage('The demo client is not configured.'), 404)
       const state = randomBytes(16).toString('base64url')
-      reply.setCookie(STATE_COOKIE, state, { path: '/demo', httpOnly: true, sameSite: 'lax', maxAge: 600 })
+      reply.setCookie(STATE_COOKIE, state, COOKIE)
       const query = new URLSearchParams({ client_id: demo.clientId, redirect_uri: demo.redirectUri, response_type: 'code', scope: '1 3 4 6', state })
       return await reply.redirect(`/oauth2/authorize?${query.toString()}`, 302)
     })
@@ -44,7 +48,11 @@ export async function registerDemo (app: FastifyInstance, demo: DemoClient | und
       if (demo === undefined) return await sendPage(reply, demoErrorPage('The demo client is not configured.'), 404)
       const { code, state, error, error_description: description } = request.query
       reply.clearCookie(STATE_COOKIE, { path: '/demo' })
-      if (!sameState(state, request.cookies[STATE_COOKIE])) return await sendPage(reply, demoErrorPage('The state does not match: this callback was not started here.'), 400)
+      if (!sameState(state, request.cookies[STATE_COOKIE])) {
+        if (sameState(state, request.cookies[DONE_COOKIE])) return await sendPage(reply, alreadyCompletedPage())
+        return await sendPage(reply, demoErrorPage('The state does not match: this callback was not started here.'), 400)
+      }
+      reply.setCookie(DONE_COOKIE, state as string, COOKIE)
       if (error !== undefined) return await sendPage(reply, demoErrorPage(`The authorization ended with error ${error}: ${description ?? ''}`))
 
       // The client's server exchanges the code with its secret (contract section 4).

@@ -5,6 +5,9 @@ import fastifySecureSession from '@fastify/secure-session'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { MacgateConfig } from '../config/options.js'
 
+/** The user's apps page: under /oauth2, the only path the session cookie is sent to (never to the open API). */
+export const APPS_PAGE = '/oauth2/account/apps'
+
 /** Who a session speaks for. */
 export interface SignedInUser {
   id: string
@@ -20,6 +23,8 @@ interface SessionPointer {
 declare module '@fastify/secure-session' {
   interface SessionData {
     signedIn: SessionPointer
+    /** The app whose access was just removed, for the apps page's notice (shown once). */
+    removedApp: string
   }
 }
 
@@ -65,8 +70,9 @@ export async function currentUser (config: MacgateConfig, request: FastifyReques
   return { id: session.userId, username: session.username }
 }
 
-/** Only the authorization endpoint is a place to return to after signing in: no open redirect. */
+/** The authorization endpoint and the apps page are the only places to return to after signing in: no open redirect. */
 export function safeReturnTo (value: unknown): string | undefined {
+  if (value === APPS_PAGE) return value
   // Visible ASCII only: anything else could not be sent back in a Location header.
   return typeof value === 'string' && value.startsWith('/oauth2/authorize?') && /^[\x21-\x7e]+$/.test(value) ? value : undefined
 }

@@ -1,16 +1,28 @@
 import type { FastifyInstance } from 'fastify'
 import { sendPage } from '../core/replies.js'
 import type { MacgateConfig } from '../config/options.js'
-import { single, type Params } from '../core/params.js'
+import { queryOf, single, type Params } from '../core/params.js'
+import { isClientId } from '../core/credentials.js'
 import { verifyPassword } from './password.js'
 import { signedInPage, signInPage } from './pages.js'
 import { endSession, safeReturnTo, startSession } from './session.js'
 
+/** The registered app a sign-in continues to, named by its return_to's client_id; else none. */
+async function appNameOf (config: MacgateConfig, returnTo: string | undefined): Promise<string | undefined> {
+  let clientId: string | undefined
+  try {
+    clientId = returnTo === undefined ? undefined : single(queryOf(returnTo), 'client_id')
+  } catch {} // a malformed return_to names no app; the authorization will say what is wrong with it
+  if (clientId === undefined || !isClientId(clientId)) return undefined
+  return (await config.store.getClient(clientId))?.name
+}
+
 /** GET shows the sign-in form; POST checks the password, then returns to the authorization. */
 export function signInRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
   fastify.get('/oauth2/signin', async (request, reply) => {
-    const returnTo = safeReturnTo((request.query as Params).return_to) ?? ''
-    return await sendPage(reply, signInPage({ csrf: reply.generateCsrf(), returnTo }))
+    const returnTo = safeReturnTo((request.query as Params).return_to)
+    const appName = await appNameOf(config, returnTo)
+    return await sendPage(reply, signInPage({ csrf: reply.generateCsrf(), returnTo: returnTo ?? '', appName }))
   })
 
   fastify.post('/oauth2/signin', {
@@ -23,8 +35,10 @@ export function signInRoutes (fastify: FastifyInstance, config: MacgateConfig): 
     const returnTo = safeReturnTo(body.return_to)
     const user = username === '' ? undefined : await config.store.getUserByName(username)
     if (!await verifyPassword(password, user?.passwordHash) || user === undefined) {
-      request.log.info({ event: 'sign-in failed' }, 'sign-in failed')
-      const page = signInPage({ csrf: reply.generateCsrf(), returnTo: returnTo ?? '', error: 'Wrong username or password.', username })
+      // The name as typed, bounded: a password typed into it is the user's to see, not an attacker's to flood.
+      config.events.record('signin.failed', { username: username.slice(0, 64), ip: request.ip, reason: 'bad credentials' })
+      const appName = await appNameOf(config, returnTo)
+      const page = signInPage({ csrf: reply.generateCsrf(), returnTo: returnTo ?? '', appName, error: 'Wrong username or password.', username })
       return await sendPage(reply, page, 401)
     }
     await startSession(config, request, { id: user.id, username: user.username })

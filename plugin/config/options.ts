@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto'
+import type { Registry } from 'prom-client'
 import { defaults, MAX_CODE_TTL } from '../core/defaults.js'
 import { compileValidator, SchemaError } from '../core/schema.js'
+import { AuditEvents } from '../core/events.js'
+import { Metrics } from '../core/metrics.js'
 import { defaultScopes, ScopeRegistry, type ScopeDefinition } from '../core/scope.js'
 import type { Store } from '../store/store.js'
 
@@ -48,6 +51,8 @@ export interface MacgateOptions extends MacgateSettings {
   store: Store
   /** Signs sessions, tags tokens and derives openIds. Default: one created once and kept in the store. */
   secret?: string
+  /** Where the `macgate_*` Prometheus metrics are registered. Default: a registry of the plugin's own (`fastify.macgate.metrics.registry`). */
+  metricsRegistry?: Registry
 }
 
 /** The options with every default filled in, shared by the plugin's parts. */
@@ -55,6 +60,9 @@ export interface MacgateConfig {
   store: Store
   secret: string
   registry: ScopeRegistry
+  metrics: Metrics
+  /** The audit trail: typed events an embedding app subscribes to. */
+  events: AuditEvents
   strictRedirectUri: boolean
   tokenErrorStatus: 200 | undefined
   codeTtl: number
@@ -122,7 +130,7 @@ export const settingsSchema = {
   }
 } as const
 
-type ResolvedSettings = Omit<MacgateConfig, 'store' | 'secret' | 'registry'> & { scopes?: ScopeDefinition[] }
+type ResolvedSettings = Omit<MacgateConfig, 'store' | 'secret' | 'registry' | 'metrics' | 'events'> & { scopes?: ScopeDefinition[] }
 const validateSettings = compileValidator<ResolvedSettings>(settingsSchema, 'option')
 
 function isStore (value: unknown): value is Store {
@@ -131,7 +139,7 @@ function isStore (value: unknown): value is Store {
 
 /** Validates every option (a RangeError naming each bad one) and fills in the defaults. */
 export async function resolveOptions (options: MacgateOptions): Promise<MacgateConfig> {
-  const { store, secret, ...settings } = options ?? {}
+  const { store, secret, metricsRegistry, ...settings } = options ?? {}
   if (!isStore(store)) throw new TypeError('macgate option store is required: a MemoryStore or RedisStore')
   if (secret !== undefined && (typeof secret !== 'string' || secret === '')) throw new RangeError('macgate option secret must be a non-empty string')
   let resolved: ResolvedSettings
@@ -147,6 +155,8 @@ export async function resolveOptions (options: MacgateOptions): Promise<MacgateC
     tokenErrorStatus: rest.tokenErrorStatus,
     store,
     secret: secret ?? await store.serverSecret(randomBytes(32).toString('base64url')),
-    registry: new ScopeRegistry(scopes ?? defaultScopes)
+    registry: new ScopeRegistry(scopes ?? defaultScopes),
+    metrics: new Metrics(metricsRegistry),
+    events: new AuditEvents()
   }
 }

@@ -1,7 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors, toOAuthError, type OAuthError } from '../core/errors.js'
 import { sendOpenApiError } from '../core/replies.js'
+import type { VerificationOutcome } from '../core/metrics.js'
+import { outcomeOf } from './outcome.js'
 import type { MacIdentity, MacVerifier } from './verify.js'
+
+/** Where the hook counts each request's outcome (plain integers, read at each metrics scrape). */
+export type OutcomeCounts = Record<VerificationOutcome, number>
 
 export interface MacAuthOptions {
   /** Scopes the token must have been granted. */
@@ -35,16 +40,17 @@ function granted (scope: readonly string[], required: string[], match: 'all' | '
   return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
 }
 
-/** Answers a refusal in the open API's shape; the reason is kept for the access log. */
-function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError): void {
+/** Answers a refusal in the open API's shape; the reason is counted and kept for the access log. */
+function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError, counts: OutcomeCounts): void {
+  counts[outcomeOf(failure)]++
   request.macRejection = failure.message
   sendOpenApiError(reply, failure).catch(done)
 }
 
-function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown): void {
+function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown, counts: OutcomeCounts): void {
   const failure = toOAuthError(error)
   if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
-  refuse(request, reply, done, failure)
+  refuse(request, reply, done, failure, counts)
 }
 
 /**
@@ -52,22 +58,23 @@ function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Erro
  * the caller's identity is left on `request.macIdentity`. A refusal is answered here, in the open
  * API's shape.
  */
-export function macAuthHook (verifier: MacVerifier, { scopes = [], match = 'all' }: MacAuthOptions = {}): MacAuthHook {
+export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { scopes = [], match = 'all' }: MacAuthOptions = {}): MacAuthHook {
   const missing = `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`
   function admit (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity): void {
-    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing))
+    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing), counts)
+    counts.ok++
     request.macIdentity = identity
     done()
   }
   return function macAuth (request, reply, done) {
-    if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'))
+    if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts)
     let result: MacIdentity | Promise<MacIdentity>
     try {
       result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization })
     } catch (error) {
-      return fail(request, reply, done, error)
+      return fail(request, reply, done, error, counts)
     }
-    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity), (error: unknown) => fail(request, reply, done, error))
+    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity), (error: unknown) => fail(request, reply, done, error, counts))
     else admit(request, reply, done, result)
   }
 }

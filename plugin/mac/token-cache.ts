@@ -92,6 +92,11 @@ export class TokenCache {
     })
   }
 
+  /** Entries held now (live tokens and remembered unknown ones). */
+  get size (): number {
+    return this.#lru?.size ?? 0
+  }
+
   /**
    * The live token, or undefined when it is not ours, unknown, expired or revoked: at once on a
    * cache hit, through a promise on a miss.

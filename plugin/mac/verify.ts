@@ -27,6 +27,16 @@ export interface VerifierOptions {
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
 
+/** The descriptions of the verifier's 96012 refusals; `outcome.ts` counts each under its reason. */
+export const DENIALS = {
+  macMismatch: 'mac does not match',
+  staleNonce: 'nonce is stale',
+  futureNonce: 'nonce is from the future',
+  replayedNonce: 'nonce already used',
+  tokenParameter: 'token parameter does not match the access token',
+  clientIdParameter: 'clientId parameter does not match the token'
+} as const
+
 /**
  * The check of one signed request, in Hawk's order: parse the header, look up the token, compute
  * and compare the mac in constant time, then freshness, query bindings and replay. Each failure
@@ -68,8 +78,8 @@ export class MacVerifier {
     if (!this.#macMatches(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
 
     const drift = nonceMinutes() - header.minutes
-    if (drift > this.#skew) throw errors.accessDenied('nonce is stale')
-    if (drift < -this.#skew) throw errors.accessDenied('nonce is from the future')
+    if (drift > this.#skew) throw errors.accessDenied(DENIALS.staleNonce)
+    if (drift < -this.#skew) throw errors.accessDenied(DENIALS.futureNonce)
     checkQueryBindings(rawQuery, header.accessToken, token)
     const fresh = this.#store.useNonce(token.hash, header.nonce, this.#nonceTtl(header.minutes))
     if (fresh instanceof Promise) return fresh.then((first) => admitOnce(first, token))
@@ -94,9 +104,9 @@ export class MacVerifier {
 
   /** The mismatch error; with macDebug it carries what the server signed, so that a client sees which line differs. */
   #mismatch (header: MacHeader, request: { method: string, host: string, path: string, rawQuery: string }): Error {
-    if (!this.#debug) return errors.accessDenied('mac does not match')
+    if (!this.#debug) return errors.accessDenied(DENIALS.macMismatch)
     const text = stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query: canonicalQuery(request.rawQuery) })
-    return errors.accessDenied('mac does not match', { stringToSign: text })
+    return errors.accessDenied(DENIALS.macMismatch, { stringToSign: text })
   }
 
   /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
@@ -106,7 +116,7 @@ export class MacVerifier {
 }
 
 function admitOnce (first: boolean, token: ActiveToken): MacIdentity {
-  if (!first) throw errors.accessDenied('nonce already used')
+  if (!first) throw errors.accessDenied(DENIALS.replayedNonce)
   return token.identity
 }
 
@@ -117,6 +127,6 @@ function admitOnce (first: boolean, token: ActiveToken): MacIdentity {
 function checkQueryBindings (rawQuery: string, accessToken: string, token: ActiveToken): void {
   if (!rawQuery.includes('token') && !rawQuery.includes('clientId') && !rawQuery.includes('%')) return
   const params = new URLSearchParams(rawQuery)
-  if (params.getAll('token').some((value) => value !== accessToken)) throw errors.accessDenied('token parameter does not match the access token')
-  if (params.getAll('clientId').some((value) => value !== token.record.clientId)) throw errors.accessDenied('clientId parameter does not match the token')
+  if (params.getAll('token').some((value) => value !== accessToken)) throw errors.accessDenied(DENIALS.tokenParameter)
+  if (params.getAll('clientId').some((value) => value !== token.record.clientId)) throw errors.accessDenied(DENIALS.clientIdParameter)
 }

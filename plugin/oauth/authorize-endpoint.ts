@@ -4,7 +4,7 @@ import type { MacgateConfig } from '../config/options.js'
 import { errors } from '../core/errors.js'
 import { errorPage } from '../core/html.js'
 import { sendPage } from '../core/replies.js'
-import { currentUser } from '../account/session.js'
+import { currentUser, type SignedInUser } from '../account/session.js'
 import { NoRedirectError, readAuthorizationRequest, RedirectError, type AuthorizationRequest } from './authorize-request.js'
 import { issueAuthorization } from './authorize-response.js'
 import { queryOf, single, type Params } from '../core/params.js'
@@ -14,7 +14,9 @@ import { withQuery } from './redirect-uri.js'
  * Sends an authorization failure where the contract says: a page, or back to the client. Anything
  * else (a store outage, a fault) goes on to the pages' error handler.
  */
-async function replyAuthorizeError (reply: FastifyReply, error: unknown, status: 302 | 303): Promise<FastifyReply> {
+async function replyAuthorizeError (config: MacgateConfig, reply: FastifyReply, error: unknown, status: 302 | 303): Promise<FastifyReply> {
+  const outcome = error instanceof RedirectError && error.error.kind === 'accessDenied' ? 'denied' : error instanceof NoRedirectError || error instanceof RedirectError ? 'refused' : 'failed'
+  config.metrics.authorizations.labels(outcome).inc()
   if (error instanceof NoRedirectError) {
     // Contract §3: 400, whichever the error (an unknown client's 96001 is 401 at the token endpoint).
     return await sendPage(reply, errorPage(error.error), 400)
@@ -43,7 +45,19 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateConfig
       permissions: authz.scope.map((id) => registry.describe(id)),
       action: request.url
     })
+    config.metrics.authorizations.labels('consent_shown').inc()
     return await sendPage(reply, page)
+  }
+
+  async function issue (reply: FastifyReply, authz: AuthorizationRequest, user: SignedInUser, status: 302 | 303): Promise<FastifyReply> {
+    const location = await issueAuthorization(config, authz, user)
+    config.metrics.authorizations.labels('issued').inc()
+    return await reply.redirect(location, status)
+  }
+
+  function toSignIn (request: FastifyRequest, reply: FastifyReply, status: 302 | 303): FastifyReply {
+    config.metrics.authorizations.labels('sign_in').inc()
+    return reply.redirect(signInRedirect(request), status)
   }
 
   // No HEAD: it would run this handler and could issue a code nobody receives.
@@ -51,16 +65,16 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateConfig
     try {
       const authz = await readAuthorizationRequest(config, queryOf(request.url))
       const user = await currentUser(config, request)
-      if (user === undefined) return await reply.redirect(signInRedirect(request), 302)
+      if (user === undefined) return toSignIn(request, reply, 302)
       if (authz.skipConfirm) {
         const granted = await store.getConsent(user.id, authz.client.id)
         if (authz.scope.every((scope) => granted.includes(scope))) {
-          return await reply.redirect(await issueAuthorization(config, authz, user), 302)
+          return await issue(reply, authz, user, 302)
         }
       }
       return await showConfirmation(request, reply, authz, user.username)
     } catch (error) {
-      return await replyAuthorizeError(reply, error, 302)
+      return await replyAuthorizeError(config, reply, error, 302)
     }
   })
 
@@ -68,14 +82,18 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateConfig
     try {
       const authz = await readAuthorizationRequest(config, queryOf(request.url))
       const user = await currentUser(config, request)
-      if (user === undefined) return await reply.redirect(signInRedirect(request), 303)
+      if (user === undefined) return toSignIn(request, reply, 303)
       const decision = single((request.body ?? {}) as Params, 'decision')
-      if (decision === 'deny') throw new RedirectError(errors.accessDenied('the user denied access'), authz.redirectUri, authz.state)
+      if (decision === 'deny') {
+        config.events.record('consent.denied', { clientId: authz.client.id, userId: user.id })
+        throw new RedirectError(errors.accessDenied('the user denied access'), authz.redirectUri, authz.state)
+      }
       if (decision !== 'allow') throw new RedirectError(errors.invalidRequest('decision must be allow or deny'), authz.redirectUri, authz.state)
       await store.addConsent(user.id, authz.client.id, authz.scope)
-      return await reply.redirect(await issueAuthorization(config, authz, user), 303)
+      config.events.record('consent.given', { clientId: authz.client.id, userId: user.id, scope: authz.scope })
+      return await issue(reply, authz, user, 303)
     } catch (error) {
-      return await replyAuthorizeError(reply, error, 303)
+      return await replyAuthorizeError(config, reply, error, 303)
     }
   })
 }

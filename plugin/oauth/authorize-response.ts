@@ -24,9 +24,10 @@ export interface CodeAuthorization extends Authorization {
 export async function issueCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
   const grantId = newGrantId()
   const expiresAt = Date.now() + config.codeTtl * 1000
-  await config.store.trackGrant(authorization.clientId, grantId, expiresAt)
+  await config.store.trackGrant(authorization.clientId, grantId, expiresAt, authorization.userId)
   const code = mintCode(config.secret, grantId)
   await config.store.saveCode(hashSecret(code), { grantId, ...authorization, expiresAt })
+  config.events.record('grant.issued', { grantId, clientId: authorization.clientId, userId: authorization.userId, scope: authorization.scope, responseType: 'code' })
   return code
 }
 
@@ -34,8 +35,9 @@ export async function issueCode (config: MacgateConfig, authorization: CodeAutho
 export async function issueImplicitToken (config: MacgateConfig, authorization: Authorization, ttlSeconds: number) {
   const grantId = newGrantId()
   const issued = issueAccessToken(config, { grantId, ...authorization }, ttlSeconds)
-  await config.store.trackGrant(authorization.clientId, grantId, issued.stored.record.expiresAt)
+  await config.store.trackGrant(authorization.clientId, grantId, issued.stored.record.expiresAt, authorization.userId)
   await config.store.saveTokens({ grantId, access: issued.stored })
+  config.events.record('grant.issued', { grantId, clientId: authorization.clientId, userId: authorization.userId, scope: authorization.scope, responseType: 'token' })
   return issued
 }
 

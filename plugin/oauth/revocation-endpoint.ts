@@ -17,7 +17,10 @@ export function revocationRoute (fastify: FastifyInstance, config: MacgateConfig
   fastify.post('/oauth2/revoke', async (request, reply) => {
     const { client, token, params } = await readTokenRequest(config, request)
     const found = await findToken(config, token, single(params, 'token_type_hint'))
-    if (found !== undefined && found.record.clientId === client.id) await config.store.revokeGrant(found.grantId)
+    if (found !== undefined && found.record.clientId === client.id) {
+      await config.store.revokeGrant(found.grantId)
+      config.events.record('grant.revoked', { grantId: found.grantId, clientId: client.id, by: 'client' })
+    }
     return await sendStandardJson(reply, {})
   })
 }

@@ -9,6 +9,9 @@ import { queryOf, single, type Params } from '../core/params.js'
 
 const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
 
+/** The grant type each request asked for, as a metric label: one of ours, else `other` (never the client's text). */
+const grantLabels = new WeakMap<FastifyRequest, string>()
+
 /** GET (the spec) takes the query; POST (RFC 6749) the form body, plus a query without overlap. */
 function paramsOf (request: FastifyRequest): Params {
   const query = queryOf(request.url)
@@ -24,6 +27,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'token endpoint failed')
+    config.metrics.tokenRequests.labels(grantLabels.get(request) ?? 'none', failure.kind).inc()
     const status = config.tokenErrorStatus ?? failure.statusCode
     if (status === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
     return await sendTokenError(reply, failure, status)
@@ -38,11 +42,14 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
       const params = paramsOf(request)
       const grantType = single(params, 'grant_type')
       if (grantType === undefined || grantType === '') throw errors.invalidRequest('grant_type is missing')
-      if (!Object.hasOwn(GRANTS, grantType)) throw errors.unsupportedGrantType()
+      const known = Object.hasOwn(GRANTS, grantType)
+      grantLabels.set(request, known ? grantType : 'other')
+      if (!known) throw errors.unsupportedGrantType()
       const tokenType = single(params, 'token_type')
       if (tokenType !== undefined && tokenType !== 'mac') throw errors.invalidRequest('token_type must be mac')
       const client = await authenticateClient(config, request, params)
       const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
+      config.metrics.tokenRequests.labels(grantType, 'issued').inc()
       return await sendTokenBody(reply, body)
     }
   })

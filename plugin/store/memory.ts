@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events'
 import { errors } from '../core/errors.js'
 import { NonceSet } from './nonce-set.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
-  RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
+  AccessTokenRecord, ClientRecord, CodeRecord, Consent, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
+  RevocationListener, SessionRecord, Store, TokenRecords, UserGrant, UserRecord
 } from './store.js'
 
 // Rate-limit counters and sessions kept at most; past it the oldest go first (a flood cannot grow them).
@@ -77,6 +77,10 @@ export class MemoryStore implements Store {
   readonly #clients = new Map<string, ClientRecord>()
   readonly #users = new Map<string, UserRecord>()
   readonly #consents = new Map<string, Set<string>>()
+  /** Per user: client id → when they last consented. */
+  readonly #consentTimes = new Map<string, Map<string, number>>()
+  /** Per user: `clientId:grantId` → until when the grant may have live records. */
+  readonly #userGrants = new Map<string, Map<string, number>>()
   /** Per client: grant id → until when the grant may have live records. */
   readonly #clientGrants = new Map<string, Map<string, number>>()
   readonly #grants = new Map<string, Grant>()
@@ -180,11 +184,39 @@ export class MemoryStore implements Store {
     const granted = this.#consents.get(key) ?? new Set()
     for (const scope of scopes) granted.add(scope)
     this.#consents.set(key, granted)
+    if (scopes.length > 0) this.#consentTimes.set(userId, (this.#consentTimes.get(userId) ?? new Map<string, number>()).set(clientId, Date.now()))
   }
 
-  async trackGrant (clientId: string, grantId: string, until: number): Promise<void> {
-    const grants = this.#clientGrants.get(clientId) ?? new Map<string, number>()
-    this.#clientGrants.set(clientId, grants.set(grantId, Math.max(until, grants.get(grantId) ?? 0)))
+  async listConsents (userId: string): Promise<Consent[]> {
+    const times = [...this.#consentTimes.get(userId) ?? []]
+    return times.map(([clientId, grantedAt]) => ({ clientId, scopes: [...this.#consents.get(`${userId}:${clientId}`) ?? []].sort(), grantedAt }))
+      .sort((a, b) => b.grantedAt - a.grantedAt)
+  }
+
+  async forgetConsent (userId: string, clientId: string): Promise<void> {
+    this.#consents.delete(`${userId}:${clientId}`)
+    const times = this.#consentTimes.get(userId)
+    times?.delete(clientId)
+    if (times?.size === 0) this.#consentTimes.delete(userId)
+  }
+
+  async trackGrant (clientId: string, grantId: string, until: number, userId: string): Promise<void> {
+    extendUntil(this.#clientGrants, clientId, grantId, until)
+    extendUntil(this.#userGrants, userId, `${clientId}:${grantId}`, until)
+  }
+
+  async listUserGrants (userId: string): Promise<UserGrant[]> {
+    const now = Date.now()
+    return [...this.#userGrants.get(userId) ?? []].filter(([, until]) => until > now).map(([member, until]) => {
+      const [clientId = '', grantId = ''] = member.split(':')
+      return { clientId, grantId, until }
+    })
+  }
+
+  async forgetUserGrant (userId: string, clientId: string, grantId: string): Promise<void> {
+    const grants = this.#userGrants.get(userId)
+    grants?.delete(`${clientId}:${grantId}`)
+    if (grants?.size === 0) this.#userGrants.delete(userId)
   }
 
   async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
@@ -269,6 +301,9 @@ export class MemoryStore implements Store {
     return { count, resetMs: count === 0 ? 0 : this.#counters.expiresAt(key)! - Date.now() }
   }
 
+  /** In this process: it answers whenever the process does. */
+  async ping (): Promise<void> {}
+
   async serverSecret (proposed: string): Promise<string> {
     this.#secret ??= proposed
     return this.#secret
@@ -326,9 +361,17 @@ export class MemoryStore implements Store {
       if (!live) this.#grants.delete(grantId)
     }
     const now = Date.now()
-    for (const [clientId, grants] of this.#clientGrants) {
-      for (const [grantId, until] of grants) if (until <= now) grants.delete(grantId)
-      if (grants.size === 0) this.#clientGrants.delete(clientId)
+    for (const index of [this.#clientGrants, this.#userGrants]) {
+      for (const [owner, grants] of index) {
+        for (const [grantId, until] of grants) if (until <= now) grants.delete(grantId)
+        if (grants.size === 0) index.delete(owner)
+      }
     }
   }
+}
+
+/** Sets a grant's time in an owner's index; a later call may only extend it. */
+function extendUntil (index: Map<string, Map<string, number>>, owner: string, member: string, until: number): void {
+  const grants = index.get(owner) ?? new Map<string, number>()
+  index.set(owner, grants.set(member, Math.max(until, grants.get(member) ?? 0)))
 }

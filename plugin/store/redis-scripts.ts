@@ -153,6 +153,21 @@ redis.call('ZADD', grants, 'GT', untilMs, grantId)
 local last = redis.call('ZRANGE', grants, -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', grants, last[2])`
   },
+  // A user's consent for a client and the index of their consents: both in the user's slot.
+  macgateAddConsent: {
+    numberOfKeys: 2,
+    lua: `local consent, consents = KEYS[1], KEYS[2]
+local clientId, nowMs = ARGV[1], ARGV[2]
+redis.call('SADD', consent, unpack(ARGV, 3))
+redis.call('HSET', consents, clientId, nowMs)`
+  },
+  macgateForgetConsent: {
+    numberOfKeys: 2,
+    lua: `local consent, consents = KEYS[1], KEYS[2]
+local clientId = ARGV[1]
+redis.call('DEL', consent)
+redis.call('HDEL', consents, clientId)`
+  },
   macgateSaveSession: {
     numberOfKeys: 2,
     lua: `${track}

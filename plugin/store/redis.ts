@@ -4,7 +4,7 @@ import { scripts, type ScriptName } from './redis-scripts.js'
 import { RevocationFeed } from './revocation-feed.js'
 import { secondsUntil } from './store.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
+  AccessTokenRecord, ClientRecord, CodeRecord, Consent, UserGrant, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
@@ -12,6 +12,9 @@ type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<string | 
 
 /** A single Redis by its URL, or a Redis Cluster by some of its nodes (`host:port`). */
 export type RedisTarget = string | { clusterNodes: string[] }
+
+/** Told of every Redis command the store sends: its name, seconds until it settled, and whether it failed. */
+export type CommandObserver = (command: string, seconds: number, failed: boolean) => void
 
 interface NonceCheck { slot: string, key: string, ttl: number, resolve: (fresh: boolean) => void, reject: (error: unknown) => void }
 
@@ -36,6 +39,7 @@ export class RedisStore implements Store {
   readonly #listeners: RevocationListener[] = []
   /** This event-loop turn's nonce checks, sent together when it ends. */
   #nonceBatch: NonceCheck[] = []
+  #observer: CommandObserver | undefined
 
   constructor (target: RedisTarget, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {} }: RedisStoreOptions = {}) {
     this.prefix = prefix
@@ -87,132 +91,196 @@ export class RedisStore implements Store {
     for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition)
   }
 
-  /** Connects, and fails when Redis cannot be reached at start. */
+  /**
+   * Connects, and fails when Redis cannot be reached at start. ioredis rejects with "Connection is
+   * closed." and tells why (ECONNREFUSED, ENOTFOUND, WRONGPASS) only as an error event: that
+   * reason, when there was one, is the failure's cause.
+   */
   async connect (): Promise<this> {
+    let reason: unknown
+    const remember = (error: unknown): void => { reason = error }
+    this.redis.on('error', remember)
     try {
       await this.redis.connect()
     } catch (error) {
       // Otherwise ioredis keeps reconnecting and holds the process open.
       this.redis.disconnect()
-      throw errors.storeUnavailable(undefined, { cause: error })
+      throw errors.storeUnavailable(undefined, { cause: reason ?? error })
+    } finally {
+      this.redis.off('error', remember)
     }
     return this
   }
 
   async saveClient (client: ClientRecord): Promise<void> {
-    await reach(this.redis.macgateSaveClient(this.#clientKey(client.id), this.#clientIndex(), client.id, JSON.stringify(client)))
+    await this.#reach('macgateSaveClient', this.redis.macgateSaveClient(this.#clientKey(client.id), this.#clientIndex(), client.id, JSON.stringify(client)))
   }
 
   async getClient (clientId: string): Promise<ClientRecord | undefined> {
-    return parse(await reach(this.redis.get(this.#clientKey(clientId))))
+    return parse(await this.#reach('get', this.redis.get(this.#clientKey(clientId))))
   }
 
   async listClients (): Promise<ClientRecord[]> {
-    const ids = (await reach(this.redis.smembers(this.#clientIndex()))).sort()
+    const ids = (await this.#reach('smembers', this.redis.smembers(this.#clientIndex()))).sort()
     if (ids.length === 0) return []
-    const records = await reach(this.redis.mget(ids.map((id) => this.#clientKey(id))))
+    const records = await this.#reach('mget', this.redis.mget(ids.map((id) => this.#clientKey(id))))
     return records.flatMap((record) => record === null ? [] : [JSON.parse(record) as ClientRecord])
   }
 
   async rotateClientSecret (clientId: string, secretHash: string, previousUntil: number): Promise<ClientRecord | undefined> {
-    return parse(await reach(this.redis.macgateRotateSecret(this.#clientKey(clientId), secretHash, previousUntil)) as string | null)
+    return parse(await this.#reach('macgateRotateSecret', this.redis.macgateRotateSecret(this.#clientKey(clientId), secretHash, previousUntil)) as string | null)
   }
 
   async removeClient (clientId: string): Promise<boolean> {
-    const removed = await reach(this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId))
+    const removed = await this.#reach('macgateRemoveClient', this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId))
     if (removed === 0) return false
     // Each grant lives in its own slot: revoke them one by one, each atomically.
     const grantsKey = this.#grantsKey(clientId)
-    for (const grantId of await reach(this.redis.zrange(grantsKey, '0', '-1'))) await this.revokeGrant(grantId)
-    await reach(this.redis.del(grantsKey))
+    for (const grantId of await this.#reach('zrange', this.redis.zrange(grantsKey, '0', '-1'))) await this.revokeGrant(grantId)
+    await this.#reach('del', this.redis.del(grantsKey))
     return true
   }
 
   async createUser (user: UserRecord): Promise<boolean> {
-    return await reach(this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'NX')) === 'OK'
+    return await this.#reach('set', this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'NX')) === 'OK'
   }
 
   async getUserByName (username: string): Promise<UserRecord | undefined> {
-    return parse(await reach(this.redis.get(this.#userKey(username))))
+    return parse(await this.#reach('get', this.redis.get(this.#userKey(username))))
   }
 
   async updateUser (user: UserRecord): Promise<boolean> {
-    return await reach(this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'XX')) === 'OK'
+    return await this.#reach('set', this.redis.set(this.#userKey(user.username), JSON.stringify(user), 'XX')) === 'OK'
   }
 
   async removeUser (username: string): Promise<UserRecord | undefined> {
-    const user = parse<UserRecord>(await reach(this.redis.getdel(this.#userKey(username))))
+    const user = parse<UserRecord>(await this.#reach('getdel', this.redis.getdel(this.#userKey(username))))
     if (user !== undefined) await this.endSessions(user.id)
     return user
   }
 
   async saveSession (sessionHash: string, session: SessionRecord): Promise<void> {
     const ttl = secondsUntil(session.expiresAt)
-    await reach(this.redis.macgateSaveSession(this.#sessionKey(session.userId, sessionHash), this.#sessionsKey(session.userId), sessionHash, JSON.stringify(session), ttl))
+    await this.#reach('macgateSaveSession', this.redis.macgateSaveSession(this.#sessionKey(session.userId, sessionHash), this.#sessionsKey(session.userId), sessionHash, JSON.stringify(session), ttl))
   }
 
   async getSession (sessionHash: string, userId: string): Promise<SessionRecord | undefined> {
-    return parse(await reach(this.redis.get(this.#sessionKey(userId, sessionHash))))
+    return parse(await this.#reach('get', this.redis.get(this.#sessionKey(userId, sessionHash))))
   }
 
   async endSessions (userId: string, sessionHash?: string): Promise<void> {
-    await reach(this.redis.macgateEndSessions(this.#sessionsKey(userId), this.#sessionKey(userId, ''), sessionHash ?? ''))
+    await this.#reach('macgateEndSessions', this.redis.macgateEndSessions(this.#sessionsKey(userId), this.#sessionKey(userId, ''), sessionHash ?? ''))
   }
 
   async getConsent (userId: string, clientId: string): Promise<string[]> {
-    return await reach(this.redis.smembers(this.#consentKey(userId, clientId)))
+    return await this.#reach('smembers', this.redis.smembers(this.#consentKey(userId, clientId)))
   }
 
   async addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> {
     if (scopes.length === 0) return
-    await reach(this.redis.sadd(this.#consentKey(userId, clientId), ...scopes))
+    await this.#reach('macgateAddConsent', this.redis.macgateAddConsent(this.#consentKey(userId, clientId), this.#consentsKey(userId), clientId, Date.now(), ...scopes))
   }
 
-  async trackGrant (clientId: string, grantId: string, until: number): Promise<void> {
-    await reach(this.redis.macgateTrackGrant(this.#grantsKey(clientId), grantId, until, Date.now()))
+  async listConsents (userId: string): Promise<Consent[]> {
+    const index = await this.#reach('hgetall', this.redis.hgetall(this.#consentsKey(userId)))
+    const consents = await Promise.all(Object.entries(index).map(async ([clientId, grantedAt]) => ({ clientId, scopes: (await this.getConsent(userId, clientId)).sort(), grantedAt: Number(grantedAt) })))
+    return consents.sort((a, b) => b.grantedAt - a.grantedAt)
+  }
+
+  async forgetConsent (userId: string, clientId: string): Promise<void> {
+    await this.#reach('macgateForgetConsent', this.redis.macgateForgetConsent(this.#consentKey(userId, clientId), this.#consentsKey(userId), clientId))
+  }
+
+  /** Two indexes in two slots (the client's and the user's): each update is atomic, and either alone is harmless. */
+  async trackGrant (clientId: string, grantId: string, until: number, userId: string): Promise<void> {
+    const now = Date.now()
+    await Promise.all([
+      this.#reach('macgateTrackGrant', this.redis.macgateTrackGrant(this.#grantsKey(clientId), grantId, until, now)),
+      this.#reach('macgateTrackGrant', this.redis.macgateTrackGrant(this.#userGrantsKey(userId), `${clientId}:${grantId}`, until, now))
+    ])
+  }
+
+  async listUserGrants (userId: string): Promise<UserGrant[]> {
+    const flat = await this.#reach('zrangebyscore', this.redis.zrangebyscore(this.#userGrantsKey(userId), Date.now(), '+inf', 'WITHSCORES'))
+    const grants: UserGrant[] = []
+    for (let i = 0; i < flat.length; i += 2) {
+      const [clientId = '', grantId = ''] = flat[i]!.split(':')
+      grants.push({ clientId, grantId, until: Number(flat[i + 1]) })
+    }
+    return grants
+  }
+
+  async forgetUserGrant (userId: string, clientId: string, grantId: string): Promise<void> {
+    await this.#reach('zrem', this.redis.zrem(this.#userGrantsKey(userId), `${clientId}:${grantId}`))
   }
 
   async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
     const member = `code:${codeHash}`
     const key = this.#grantPrefix(code.grantId) + member
-    await reach(this.redis.macgateSaveCode(key, this.#members(code.grantId), JSON.stringify(code), secondsUntil(code.expiresAt), member))
+    await this.#reach('macgateSaveCode', this.redis.macgateSaveCode(key, this.#members(code.grantId), JSON.stringify(code), secondsUntil(code.expiresAt), member))
   }
 
   async getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined> {
-    const fields = await reach(this.redis.hgetall(`${this.#grantPrefix(grantId)}code:${codeHash}`))
+    const fields = await this.#reach('hgetall', this.redis.hgetall(`${this.#grantPrefix(grantId)}code:${codeHash}`))
     if (fields.record === undefined) return undefined
     return { ...JSON.parse(fields.record) as CodeRecord, ...(fields.used !== undefined && { used: true }) }
   }
 
   async redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> {
     const key = `${this.#grantPrefix(tokens.grantId)}code:${codeHash}`
-    return await reach(this.redis.macgateRedeemCode(key, this.#members(tokens.grantId), this.#channel, this.#tokenSet(tokens))) as RedeemResult
+    return await this.#reach('macgateRedeemCode', this.redis.macgateRedeemCode(key, this.#members(tokens.grantId), this.#channel, this.#tokenSet(tokens))) as RedeemResult
   }
 
   async saveTokens (tokens: TokenRecords): Promise<void> {
-    await reach(this.redis.macgateSaveTokens(this.#members(tokens.grantId), this.#tokenSet(tokens)))
+    await this.#reach('macgateSaveTokens', this.redis.macgateSaveTokens(this.#members(tokens.grantId), this.#tokenSet(tokens)))
   }
 
   async getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> {
-    return parse(await reach(this.redis.get(`${this.#grantPrefix(grantId)}at:${tokenHash}`)))
+    return parse(await this.#reach('get', this.redis.get(`${this.#grantPrefix(grantId)}at:${tokenHash}`)))
   }
 
   async getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> {
-    const fields = await reach(this.redis.hgetall(`${this.#grantPrefix(grantId)}rt:${tokenHash}`))
+    const fields = await this.#reach('hgetall', this.redis.hgetall(`${this.#grantPrefix(grantId)}rt:${tokenHash}`))
     if (fields.record === undefined) return undefined
     return { ...JSON.parse(fields.record) as RefreshTokenRecord, ...(fields.spent !== undefined && { spent: true }) }
   }
 
   async rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> {
     const key = `${this.#grantPrefix(tokens.grantId)}rt:${tokenHash}`
-    const result = await reach(this.redis.macgateRotateRefresh(
+    const result = await this.#reach('macgateRotateRefresh', this.redis.macgateRotateRefresh(
       key, this.#members(tokens.grantId), this.#channel, this.#tokenSet(tokens), grace?.graceMs ?? 0, grace?.successor ?? '', `rs:${tokenHash}`
     )) as RedeemResult | ['grace', string]
     return Array.isArray(result) ? { successor: result[1] } : result
   }
 
+  /** Every command from now on is reported to `observer` (the plugin's store latency metric). */
+  observeCommands (observer: CommandObserver): void {
+    this.#observer = observer
+  }
+
+  async ping (): Promise<void> {
+    // Said plainly for the readiness probe, instead of the client's "stream isn't writeable".
+    if (this.redis.status !== 'ready') throw errors.storeUnavailable(`not connected to Redis (the connection is ${this.redis.status})`)
+    await this.#reach('ping', this.redis.ping())
+  }
+
+  /** `reach`, timed for the observer when there is one. */
+  async #reach<T> (command: string, sent: Promise<T>): Promise<T> {
+    const observer = this.#observer
+    if (observer === undefined) return await reach(sent)
+    const started = performance.now()
+    try {
+      const answer = await reach(sent)
+      observer(command, (performance.now() - started) / 1000, false)
+      return answer
+    } catch (error) {
+      observer(command, (performance.now() - started) / 1000, true)
+      throw error
+    }
+  }
+
   async revokeGrant (grantId: string): Promise<string[]> {
-    return await reach(this.redis.macgateRevokeGrant(this.#members(grantId), this.#grantPrefix(grantId), this.#channel)) as string[]
+    return await this.#reach('macgateRevokeGrant', this.redis.macgateRevokeGrant(this.#members(grantId), this.#grantPrefix(grantId), this.#channel)) as string[]
   }
 
   async onRevocation (listener: RevocationListener): Promise<void> {
@@ -253,27 +321,27 @@ export class RedisStore implements Store {
   }
 
   #sendNonceBatch (batch: NonceCheck[]): void {
-    reach(this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl))).then(
+    this.#reach('macgateUseNonces', this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl))).then(
       (fresh) => { batch.forEach((item, index) => item.resolve((fresh as number[])[index] === 1)) },
       (error: unknown) => { for (const item of batch) item.reject(error) }
     )
   }
 
   async countHit (key: string, windowMs: number): Promise<HitCount> {
-    const [count, resetMs] = await reach(this.redis.macgateCountHit(`${this.prefix}hits:${key}`, windowMs)) as [number, number]
+    const [count, resetMs] = await this.#reach('macgateCountHit', this.redis.macgateCountHit(`${this.prefix}hits:${key}`, windowMs)) as [number, number]
     return { count, resetMs: Math.max(0, resetMs) }
   }
 
   /** A plain GET: almost every read finds no counter, and only a counter needs its PTTL. */
   async readHits (key: string): Promise<HitCount> {
     const counter = `${this.prefix}hits:${key}`
-    const count = Number(await reach(this.redis.get(counter)) ?? 0)
+    const count = Number(await this.#reach('get', this.redis.get(counter)) ?? 0)
     if (count === 0) return { count: 0, resetMs: 0 }
-    return { count, resetMs: Math.max(0, await reach(this.redis.pttl(counter))) }
+    return { count, resetMs: Math.max(0, await this.#reach('pttl', this.redis.pttl(counter))) }
   }
 
   async serverSecret (proposed: string): Promise<string> {
-    return await reach(this.redis.macgateServerSecret(`${this.prefix}secret`, proposed)) as string
+    return await this.#reach('macgateServerSecret', this.redis.macgateServerSecret(`${this.prefix}secret`, proposed)) as string
   }
 
   /** Closes politely when Redis answers, and at once when it does not; never throws. */
@@ -329,6 +397,15 @@ export class RedisStore implements Store {
 
   #sessionsKey (userId: string): string {
     return `${this.prefix}{u:${userId}}:sessions`
+  }
+
+  /** The user's consents by client (in the slot of their consent sets). */
+  #consentsKey (userId: string): string {
+    return `${this.prefix}consents:{${userId}}`
+  }
+
+  #userGrantsKey (userId: string): string {
+    return `${this.prefix}{u:${userId}}:grants`
   }
 
   #consentKey (userId: string, clientId: string): string {

@@ -116,6 +116,22 @@ export interface HitCount {
   resetMs: number
 }
 
+/** A grant of a user's, as their index keeps it: to which client, and until when it may have live records. */
+export interface UserGrant {
+  clientId: string
+  grantId: string
+  /** Unix milliseconds. */
+  until: number
+}
+
+/** What a user has allowed a client: the scopes, and when they last allowed it. */
+export interface Consent {
+  clientId: string
+  scopes: string[]
+  /** Unix milliseconds. */
+  grantedAt: number
+}
+
 /** Hashes of revoked access tokens; `null` when revocations may have been missed (reconnect). */
 export interface RevocationListener {
   (accessTokenHashes: string[] | null): void
@@ -150,14 +166,23 @@ export interface Store {
 
   /** The scopes a user has already granted a client. */
   getConsent (userId: string, clientId: string): Promise<string[]>
+  /** Adds scopes to the user's consent for the client and records when, atomically. */
   addConsent (userId: string, clientId: string, scopes: string[]): Promise<void>
+  /** Every client the user has consented to, with the scopes and when. */
+  listConsents (userId: string): Promise<Consent[]>
+  /** Forgets the user's consent for the client: the next authorization asks again. */
+  forgetConsent (userId: string, clientId: string): Promise<void>
 
   /**
-   * Remembers a grant of a client until `until` (Unix ms; a later call may only extend it), so that
-   * removing the client can revoke it. Grants whose time has passed are forgotten: the client's
+   * Remembers a grant of a client and its user until `until` (Unix ms; a later call may only extend
+   * it), so that removing the client, or the user removing the app, can revoke it. Grants whose time has passed are forgotten: the client's
    * list holds only grants that may still have live records.
    */
-  trackGrant (clientId: string, grantId: string, until: number): Promise<void>
+  trackGrant (clientId: string, grantId: string, until: number, userId: string): Promise<void>
+  /** The user's grants that may still have live records (the user's own index, kept as the client's is). */
+  listUserGrants (userId: string): Promise<UserGrant[]>
+  /** Drops a grant from the user's index (once it is revoked). */
+  forgetUserGrant (userId: string, clientId: string, grantId: string): Promise<void>
 
   // Every record expires in the store at its `expiresAt`; no method takes a lifetime of its own.
   saveCode (codeHash: string, code: CodeRecord): Promise<void>
@@ -205,6 +230,12 @@ export interface Store {
 
   /** The server secret shared by every instance using this store: read, or created once. */
   serverSecret (proposed: string): Promise<string>
+
+  /** Resolves when the store answers (a PING to Redis), else rejects with `errors.storeUnavailable`: readiness. */
+  ping (): Promise<void>
+
+  /** Reports every command sent, for latency metrics (a store that sends none need not have it). */
+  observeCommands? (observer: (command: string, seconds: number, failed: boolean) => void): void
 
   close (): Promise<void>
 }

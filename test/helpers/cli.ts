@@ -7,8 +7,9 @@ export interface Run { code: number | null, stdout: string, stderr: string, ms: 
 /** The test's environment without anything that would steer the CLI, plus `extra`. */
 export function cliEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env }
-  for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'PORT', 'HOST', 'NODE_OPTIONS', 'LOG_LEVEL']) delete env[name]
-  return { ...env, ...extra }
+  for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'PORT', 'HOST', 'NODE_OPTIONS', 'LOG_LEVEL', 'ADMIN_HOST', 'MACGATE_ADMIN_TOKEN']) delete env[name]
+  // Tests run side by side: the admin listener takes a free port unless a test names one.
+  return { ...env, ADMIN_PORT: '0', ...extra }
 }
 
 export function spawnCli (args: string[], env: NodeJS.ProcessEnv) {

@@ -147,9 +147,9 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     await store.saveClient(client)
     const [g1, g2, other] = [newGrantId(), newGrantId(), newGrantId()]
     const until = Date.now() + 3_600_000
-    await store.trackGrant(client.id, g1, until)
-    await store.trackGrant(client.id, g2, until)
-    await store.trackGrant('1000000000000000001', other, until)
+    await store.trackGrant(client.id, g1, until, 'user-1')
+    await store.trackGrant(client.id, g2, until, 'user-1')
+    await store.trackGrant('1000000000000000001', other, until, 'user-1')
     const code = newCode(g1, client.id)
     await store.saveCode(code.hash, code.record)
     const [i1, i2, i3] = [issue(g1, { clientId: client.id }), issue(g2, { clientId: client.id, refresh: false }), issue(other)]
@@ -185,6 +185,44 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     const empty = await store.addConsent(userId, clientId, []).then(() => 'resolved', (error: Error) => error.message)
     t.equal(empty, 'resolved', 'adding no scopes is a no-op')
     t.strictSame((await store.getConsent(userId, clientId)).sort(), ['1', '3', '4'])
+  })
+
+  test('consent: listed per user with its time, and forgotten per client', async (t, store) => {
+    const [userId, first, second] = ['u-' + randomBase64Url(6), newClientId(), newClientId()]
+    t.strictSame(await store.listConsents(userId), [], 'none yet')
+    const before = Date.now()
+    await store.addConsent(userId, first, ['3', '1'])
+    await store.addConsent(userId, second, ['4'])
+    await store.addConsent('someone-else', first, ['1'])
+    const listed = await store.listConsents(userId)
+    t.strictSame(listed.map(({ clientId, scopes }) => ({ clientId, scopes })).sort((a, b) => a.clientId.localeCompare(b.clientId)),
+      [{ clientId: first, scopes: ['1', '3'] }, { clientId: second, scopes: ['4'] }].sort((a, b) => a.clientId.localeCompare(b.clientId)))
+    t.ok(listed.every(({ grantedAt }) => grantedAt >= before && grantedAt <= Date.now()), 'when, in ms')
+    await store.forgetConsent(userId, first)
+    t.strictSame(await store.getConsent(userId, first), [], 'the scopes are gone')
+    t.strictSame((await store.listConsents(userId)).map(({ clientId }) => clientId), [second], 'and the index entry')
+    t.strictSame(await store.getConsent('someone-else', first), ['1'], "another user's consent stays")
+  })
+
+  test("a user's grants: listed by client until their time, forgotten one by one", async (t, store) => {
+    const [userId, clientA, clientB] = ['u-' + randomBase64Url(6), newClientId(), newClientId()]
+    const [g1, g2, g3] = [newGrantId(), newGrantId(), newGrantId()]
+    const until = Date.now() + 3_600_000
+    await store.trackGrant(clientA, g1, until, userId)
+    await store.trackGrant(clientA, g2, Date.now() + 1000, userId)
+    await store.trackGrant(clientA, g2, until, userId)
+    await store.trackGrant(clientB, g3, until, userId)
+    await store.trackGrant(clientB, newGrantId(), until, 'someone-else')
+    const byId = (grants: Array<{ grantId: string }>) => grants.map(({ grantId }) => grantId).sort()
+    const listed = await store.listUserGrants(userId)
+    t.strictSame(byId(listed), [g1, g2, g3].sort())
+    t.equal(listed.find(({ grantId }) => grantId === g2)?.until, until, 'a later call extends, never shortens')
+    t.equal(listed.find(({ grantId }) => grantId === g3)?.clientId, clientB)
+    await store.forgetUserGrant(userId, clientA, g1)
+    t.strictSame(byId(await store.listUserGrants(userId)), [g2, g3].sort())
+    await store.trackGrant(clientA, newGrantId(), Date.now() + 150, userId)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    t.strictSame(byId(await store.listUserGrants(userId)), [g2, g3].sort(), 'a grant past its time is not listed')
   })
 
   test('codes: redeemed once; a replay revokes the grant', async (t, store) => {

@@ -38,8 +38,14 @@ export async function exchangeCode (config: MacgateConfig, client: ClientRecord,
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
   const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl)
   // Before the tokens exist, so that removing the client can always find their grant.
-  await store.trackGrant(client.id, grantId, lastExpiry(tokens))
+  await store.trackGrant(client.id, grantId, lastExpiry(tokens), record.userId)
   const result = await store.redeemCode(codeHash, tokens)
-  if (result !== 'ok') throw errors.invalidCode(result === 'replayed' ? 'code already used' : undefined)
+  if (result === 'replayed') {
+    // Spent meanwhile by a racing request: the store's script has revoked the grant.
+    config.events.record('reuse.detected', { grantId, clientId: client.id, what: 'code' })
+    throw errors.invalidCode('code already used')
+  }
+  if (result !== 'ok') throw errors.invalidCode()
+  config.events.record('code.exchanged', { grantId, clientId: client.id, userId: record.userId })
   return body
 }

@@ -34,10 +34,16 @@ export async function refreshTokens (config: MacgateConfig, client: ClientRecord
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
   const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl, record.scope)
-  await store.trackGrant(client.id, grantId, lastExpiry(tokens))
+  await store.trackGrant(client.id, grantId, lastExpiry(tokens), record.userId)
   const grace = graceMs === 0 ? undefined : { graceMs, successor: sealSuccessor(refreshToken, JSON.stringify(body)) }
   const result = await store.rotateRefreshToken(tokenHash, tokens, grace)
   if (typeof result === 'object') return JSON.parse(openSuccessor(refreshToken, result.successor)) as object
-  if (result !== 'ok') throw errors.invalidRefreshToken(result === 'replayed' ? 'refresh token already used' : undefined)
+  if (result === 'replayed') {
+    // Spent (past any grace) meanwhile: the store's script has revoked the grant.
+    config.events.record('reuse.detected', { grantId, clientId: client.id, what: 'refresh token' })
+    throw errors.invalidRefreshToken('refresh token already used')
+  }
+  if (result !== 'ok') throw errors.invalidRefreshToken()
+  config.events.record('refresh.rotated', { grantId, clientId: client.id, userId: record.userId })
   return body
 }

@@ -9,8 +9,8 @@ interface Issued {
 }
 
 export interface UseOnce<R extends Issued> {
-  /** What the value is, for error texts: `code`, `refresh token`. */
-  name: string
+  /** What the value is, for error texts and audit events. */
+  name: 'code' | 'refresh token'
   read: (hash: string, grantId: string) => Promise<R | undefined>
   used: (record: R) => boolean
   /** The error for an unknown, expired or already used value. */
@@ -31,6 +31,7 @@ export async function readOnce<R extends Issued> (config: MacgateConfig, client:
   if (record === undefined) throw kind.invalid()
   if (kind.used(record)) {
     await config.store.revokeGrant(grantId)
+    config.events.record('reuse.detected', { grantId, clientId: record.clientId, what: kind.name })
     throw kind.invalid(`${kind.name} already used`)
   }
   if (record.clientId !== client.id) throw errors.invalidGrant(`${kind.name} was issued to another client`)

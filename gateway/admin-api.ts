@@ -1,0 +1,124 @@
+import type { FastifyError, FastifyInstance } from 'fastify'
+import {
+  changePassword, createUser, errors, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
+  removeUser, revokeUserGrant, rotateClientSecret, type AuditEvents, type ClientRecord, type ScopeRegistry, type Store
+} from '../plugin/index.js'
+
+export interface AdminApiOptions {
+  store: Store
+  /** The permission registry clients are registered against (the gateway's `scopes`). */
+  registry: ScopeRegistry
+  /** Where operator actions are recorded (the gateway's audit trail). */
+  events: AuditEvents
+}
+
+const text = { type: 'string', minLength: 1, maxLength: 2048 }
+const password = { type: 'string', minLength: 1, maxLength: 1024 }
+const object = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', additionalProperties: false, required, properties })
+
+const schemas = {
+  newClient: object({
+    name: text,
+    redirect_uris: { type: 'array', minItems: 1, maxItems: 20, items: text },
+    scope: text,
+    response_types: { type: 'array', minItems: 1, items: { enum: ['code', 'token'] } },
+    require_pkce: { type: 'boolean' },
+    resource_server: { type: 'boolean' },
+    mac_algorithm: { enum: ['HmacSha1', 'HmacSha256'] }
+  }, ['name', 'redirect_uris']),
+  rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
+  newUser: object({ username: text, password }, ['username', 'password']),
+  newPassword: object({ password }, ['password'])
+}
+
+/** A client as the API shows it: no secret hashes, snake_case like the OAuth endpoints. */
+function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...client }: ClientRecord): object {
+  return {
+    client_id: client.id,
+    name: client.name,
+    redirect_uris: client.redirectUris,
+    scope: client.scopes.join(' '),
+    response_types: client.responseTypes,
+    require_pkce: client.requirePkce,
+    resource_server: client.resourceServer === true,
+    mac_algorithm: client.macAlgorithm ?? 'HmacSha1',
+    ...(client.previousSecretUntil !== undefined && client.previousSecretUntil > Date.now() && { previous_secret_until: new Date(client.previousSecretUntil).toISOString() }),
+    created_at: new Date(client.createdAt).toISOString()
+  }
+}
+
+/**
+ * The admin API (JSON, under `/admin`), on the admin listener only. Every action is the same
+ * function the CLI calls (the plugin's admin.ts), so both refuse and record alike: an unknown
+ * record is a 404, a refused registration a 400 naming the field, a store outage a 503.
+ */
+export async function adminApi (app: FastifyInstance, { store, registry, events }: AdminApiOptions): Promise<void> {
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (error instanceof NoSuchRecordError) return await reply.code(404).send({ error: 'not_found', message: error.message })
+    if (error instanceof RegistrationError) return await reply.code(400).send({ error: 'invalid_request', message: error.message })
+    if (errors.storeUnavailable.is(error)) return await reply.code(503).send({ error: 'store_unavailable', message: 'the store cannot be reached' })
+    if (error.validation !== undefined || error.statusCode === 400 || error.statusCode === 415) {
+      return await reply.code(error.statusCode ?? 400).send({ error: 'invalid_request', message: error.message })
+    }
+    request.log.error({ err: error }, 'admin API failed')
+    return await reply.code(500).send({ error: 'internal', message: 'internal error' })
+  })
+
+  app.get('/admin/clients', async () => (await store.listClients()).map(clientView))
+
+  app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256' } }>(
+    '/admin/clients', { schema: { body: schemas.newClient } }, async (request, reply) => {
+      const body = request.body
+      const { client, clientSecret } = await registerClient(store, registry, {
+        name: body.name,
+        redirectUris: body.redirect_uris,
+        ...(body.scope !== undefined && { scope: body.scope }),
+        ...(body.response_types !== undefined && { responseTypes: body.response_types }),
+        ...(body.require_pkce !== undefined && { requirePkce: body.require_pkce }),
+        ...(body.resource_server !== undefined && { resourceServer: body.resource_server }),
+        ...(body.mac_algorithm !== undefined && { macAlgorithm: body.mac_algorithm })
+      }, events)
+      return await reply.code(201).send({ ...clientView(client), client_secret: clientSecret })
+    })
+
+  app.delete<{ Params: { clientId: string } }>('/admin/clients/:clientId', async (request, reply) => {
+    await removeClient(store, request.params.clientId, events)
+    return await reply.code(204).send()
+  })
+
+  app.post<{ Params: { clientId: string }, Body: { grace_seconds?: number } | undefined }>(
+    '/admin/clients/:clientId/secret', {
+      schema: { body: schemas.rotation },
+      // No body at all means the default grace, as `{}` does.
+      preValidation: async (request) => { request.body ??= {} }
+    }, async (request) => {
+      const grace = request.body?.grace_seconds ?? 86_400
+      const { clientSecret } = await rotateClientSecret(store, request.params.clientId, grace, events)
+      return { client_id: request.params.clientId, client_secret: clientSecret, previous_secret_until: new Date(Date.now() + grace * 1000).toISOString() }
+    })
+
+  app.post<{ Body: { username: string, password: string } }>('/admin/users', { schema: { body: schemas.newUser } }, async (request, reply) => {
+    const { userId } = await createUser(store, request.body.username, request.body.password, events)
+    return await reply.code(201).send({ user_id: userId, username: request.body.username })
+  })
+
+  app.delete<{ Params: { username: string } }>('/admin/users/:username', async (request) => {
+    const { userId, grants } = await removeUser(store, request.params.username, events)
+    return { user_id: userId, grants_revoked: grants }
+  })
+
+  app.put<{ Params: { username: string }, Body: { password: string } }>('/admin/users/:username/password', { schema: { body: schemas.newPassword } }, async (request, reply) => {
+    await changePassword(store, request.params.username, request.body.password, events)
+    return await reply.code(204).send()
+  })
+
+  app.get<{ Params: { username: string } }>('/admin/users/:username/grants', async (request) => {
+    const grants = await listUserGrants(store, request.params.username)
+    return grants.map(({ clientId, grantId, until }) => ({ grant_id: grantId, client_id: clientId, until: new Date(until).toISOString() }))
+  })
+
+  app.delete<{ Params: { username: string, grantId: string } }>('/admin/users/:username/grants/:grantId', async (request, reply) => {
+    await revokeUserGrant(store, request.params.username, request.params.grantId, events)
+    return await reply.code(204).send()
+  })
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify'
+import type { Store } from '../plugin/index.js'
+
+/** What readiness reports: the store's state, and how long its answer took. */
+export interface Readiness {
+  status: 'ready' | 'unavailable'
+  store: { kind: string, status: 'up' | 'down', ms?: number, error?: string }
+}
+
+/** Asks the store once (a PING to Redis); never throws, so that a probe always gets a body. */
+export async function readiness (store: Store): Promise<Readiness> {
+  const started = performance.now()
+  try {
+    await store.ping()
+    return { status: 'ready', store: { kind: store.kind, status: 'up', ms: Math.round((performance.now() - started) * 100) / 100 } }
+  } catch (error) {
+    const cause = (error as { cause?: Error }).cause?.message ?? (error as Error).message
+    return { status: 'unavailable', store: { kind: store.kind, status: 'down', error: cause } }
+  }
+}
+
+/**
+ * Load-balancer probes: `/health/live` answers while the process serves; `/health/ready` only while
+ * the store answers (503 with what is down otherwise), so that a balancer stops sending requests
+ * that could only be refused, and sends them again by itself once the store is back (every probe
+ * asks anew). `/healthz` stays as the first version's liveness probe.
+ */
+export function registerHealth (app: FastifyInstance, store: Store): void {
+  app.get('/health/live', async () => ({ status: 'live' }))
+  // The first version's probe, answered as it always was.
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/health/ready', async (_request, reply) => {
+    const state = await readiness(store)
+    return await reply.code(state.status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send(state)
+  })
+}

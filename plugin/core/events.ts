@@ -1,0 +1,57 @@
+import { EventEmitter } from 'node:events'
+
+/**
+ * What the audit trail records, by event type. Identifiers only: no secret, code, token, password or
+ * mac_key ever goes into an event, so that a subscriber may log every field as it is.
+ */
+export interface AuditEventMap {
+  /** A user's authorization produced a grant (a code, or an implicit token). */
+  'grant.issued': { grantId: string, clientId: string, userId: string, scope: string[], responseType: 'code' | 'token' }
+  'code.exchanged': { grantId: string, clientId: string, userId: string }
+  'refresh.rotated': { grantId: string, clientId: string, userId: string }
+  /** A spent code or refresh token came back (outside any grace), so the whole grant was revoked. */
+  'reuse.detected': { grantId: string, clientId: string, what: 'code' | 'refresh token' }
+  /** A grant ended on request: the client (RFC 7009), the user (their apps page), an operator. */
+  'grant.revoked': { grantId: string, clientId: string, by: 'client' | 'user' | 'operator' }
+  'client.registered': { clientId: string, name: string }
+  'client.removed': { clientId: string }
+  'client.secret_rotated': { clientId: string, graceSeconds: number }
+  'signin.failed': { username: string, ip: string, reason: 'bad credentials' }
+  'consent.given': { clientId: string, userId: string, scope: string[] }
+  'consent.denied': { clientId: string, userId: string }
+  /** The user removed an app's access: every grant of theirs for it revoked, the consent forgotten. */
+  'consent.revoked': { clientId: string, userId: string, grants: number }
+  'user.created': { userId: string, username: string }
+  'user.removed': { userId: string, username: string, grants: number }
+  'user.password_changed': { userId: string, username: string }
+}
+
+export type AuditEventType = keyof AuditEventMap
+export type AuditEvent = { [K in AuditEventType]: { type: K, at: number } & AuditEventMap[K] }[AuditEventType]
+
+/**
+ * The plugin's audit trail: a typed event emitter. Subscribe to one type with `on(type, ...)`, or
+ * to every event with `on('audit', ...)`; each event carries its `type` and `at` (ms since the
+ * epoch). A listener that throws becomes a process warning, never the failure of the request that
+ * caused the event.
+ */
+export class AuditEvents extends EventEmitter {
+  record<K extends AuditEventType> (type: K, fields: AuditEventMap[K]): void {
+    if (this.listenerCount(type) === 0 && this.listenerCount('audit') === 0) return
+    const event = { type, at: Date.now(), ...fields } as AuditEvent
+    // Each listener on its own: one that throws must not hide the event from the others (the log).
+    for (const listener of [...this.listeners(type), ...this.listeners('audit')]) {
+      try {
+        listener.call(this, event)
+      } catch (error) {
+        process.emitWarning(`macgate audit listener failed: ${(error as Error).message}`)
+      }
+    }
+  }
+
+  override on (type: 'audit', listener: (event: AuditEvent) => void): this
+  override on<K extends AuditEventType> (type: K, listener: (event: Extract<AuditEvent, { type: K }>) => void): this
+  override on (type: string, listener: (...args: any[]) => void): this {
+    return super.on(type, listener)
+  }
+}

@@ -1,0 +1,67 @@
+// What `npm pack` ships: the build output users need (dist/plugin, dist/gateway), the README, and
+// whatever `bin`, `exports` and `types` point at; never the tests, CI scripts, bench results or the
+// compiled bench. Scripts are skipped (`--ignore-scripts`): `prepare` would run the whole build.
+import { execFile } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { ROOT } from './helpers/source.js'
+
+t.setTimeout(120_000)
+
+interface Manifest {
+  files: string[]
+  bin: Record<string, string>
+  main: string
+  types: string
+  typesVersions: Record<string, Record<string, string[]>>
+  exports: Record<string, { types: string, default: string }>
+  engines: { node: string }
+}
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest
+const strip = (path: string): string => path.replace(/^\.\//, '')
+
+/** Every file a user's import, `types` lookup or `bin` reaches. */
+const targets = [
+  ...Object.values(manifest.bin),
+  manifest.main,
+  manifest.types,
+  ...Object.values(manifest.typesVersions['*'] ?? {}).flat(),
+  ...Object.values(manifest.exports).flatMap(({ types, default: code }) => [types, code])
+].map(strip)
+
+t.test('package.json: types beside every entry point, an honest engines range', async (t) => {
+  for (const [entry, conditions] of Object.entries(manifest.exports)) {
+    t.same(Object.keys(conditions), ['types', 'default'], `${entry}: types first, as TypeScript reads conditions in order`)
+    t.equal(conditions.types, conditions.default.replace(/\.js$/, '.d.ts'), `${entry}: the declarations beside the code`)
+  }
+  t.equal(manifest.types, manifest.exports['.']!.types, 'the top-level types are the main entry\'s')
+  t.equal(manifest.main, manifest.exports['.']!.default)
+  t.same(manifest.typesVersions['*'], { client: [strip(manifest.exports['./client']!.types)], gateway: [strip(manifest.exports['./gateway']!.types)] }, 'the subpaths for node10 resolution')
+  const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { declaration?: boolean, outDir: string } }
+  t.equal(tsconfig.compilerOptions.declaration, true, 'the build emits the declarations the types point at')
+  t.equal(manifest.engines.node, '^20.19.0 || >=22.12.0', 'Node 20 from 20.19 (require of ES modules), 22 from 22.12')
+  const [major, minor] = process.versions.node.split('.').map(Number) as [number, number]
+  t.ok((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major > 22, `this Node (${process.versions.node}) is in the range`)
+})
+
+t.test('npm pack ships only what users need', async (t) => {
+  const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
+  const [pack] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>
+  const files = pack!.files.map(({ path }) => path)
+  const stray = files.filter((path) => !/^dist\/(plugin|gateway)\//.test(path) && !['package.json', 'README.md'].includes(path))
+  t.same(stray, [], 'nothing outside dist/plugin, dist/gateway, package.json and README.md')
+  for (const unwanted of [/^test\//, /^\.ci\//, /^bench\//, /^dist\/bench\//, /^dist\/test\//, /^\.taprc$/, /^tsconfig/, /\.ts$(?<!\.d\.ts$)/]) {
+    t.same(files.filter((path) => unwanted.test(path)), [], `nothing matching ${unwanted}`)
+  }
+  t.ok(files.includes('README.md'), 'the README')
+
+  // Every target is covered by a `files` entry; once built (`npm run build`), it is in the pack.
+  for (const target of targets) {
+    t.ok(manifest.files.some((entry) => target === entry || target.startsWith(`${entry}/`)), `${target} is under a files entry`)
+    if (existsSync(join(ROOT, target))) t.ok(files.includes(target), `${target} is packed`)
+    else t.comment(`${target} is not built here: run npm run build to check it is packed`)
+  }
+})
