@@ -64,14 +64,8 @@ export async function openStore (env: NodeJS.ProcessEnv = process.env): Promise<
   if (shared === undefined) return new MemoryStore(env.MACGATE_MAX_NONCES === undefined ? {} : { maxNonces: maxNonces(env.MACGATE_MAX_NONCES) })
   const prefix = env.MACGATE_REDIS_PREFIX ?? 'macgate:'
   if (shared === 'REDIS_URL') return await new RedisStore(checkRedisUrl(env.REDIS_URL!), { prefix }).connect()
-  const clusterNodes = clusterNodesOf(env.REDIS_CLUSTER_NODES!)
-  let store: RedisStore
-  try {
-    store = new RedisStore({ clusterNodes }, { prefix })
-  } catch (error) {
-    throw new RangeError(`REDIS_CLUSTER_NODES: ${(error as Error).message}`)
-  }
-  return await store.connect()
+  // clusterNodesOf refuses every entry RedisStore would (with the variable's name), before it is made.
+  return await new RedisStore({ clusterNodes: clusterNodesOf(env.REDIS_CLUSTER_NODES!) }, { prefix }).connect()
 }
 
 /** What ioredis says when a connection ended without saying why. */
@@ -110,7 +104,7 @@ function hostAndPort (node: string): { host: string, port: number } {
  */
 export async function unreachableMessage (error: unknown, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const shared = sharedStoreName(env) ?? 'REDIS_URL'
-  const where = shared === 'REDIS_URL' ? `REDIS_URL=${redactRedisUrl(env.REDIS_URL ?? '')}` : `REDIS_CLUSTER_NODES=${env.REDIS_CLUSTER_NODES ?? ''}`
+  const where = shared === 'REDIS_URL' ? `REDIS_URL=${redactRedisUrl(env.REDIS_URL ?? '')}` : `REDIS_CLUSTER_NODES=${env.REDIS_CLUSTER_NODES!}`
   let cause = (error as { cause?: unknown }).cause ?? error
   const lastNodeError = (cause as { lastNodeError?: unknown }).lastNodeError
   if (lastNodeError instanceof Error && !UNTOLD.includes(lastNodeError.message)) cause = lastNodeError
@@ -118,7 +112,7 @@ export async function unreachableMessage (error: unknown, env: NodeJS.ProcessEnv
   if (!UNTOLD.includes(reason)) return `cannot reach Redis at ${where} (${reason})`
   const nodes = shared === 'REDIS_URL'
     ? (URL.canParse(env.REDIS_URL ?? '') ? [new URL(env.REDIS_URL!)].map((url) => `${url.hostname}:${url.port === '' ? 6379 : url.port}`) : [])
-    : clusterNodesOf(env.REDIS_CLUSTER_NODES ?? '')
+    : clusterNodesOf(env.REDIS_CLUSTER_NODES!)
   const problems = await Promise.all(nodes.map(async (node) => {
     const { host, port } = hostAndPort(node)
     const problem = await tcpProblem(host, port)

@@ -237,6 +237,50 @@ t.test('a forged ?removed= of an app still authorized shows no notice; names are
   t.ok(malformed.statusCode >= 400 && malformed.statusCode < 500, `malformed client_id: ${malformed.statusCode}`)
 })
 
+t.test('a removal left half-done is listed to finish; a removed client is hidden; removing nothing says nothing', async (t) => {
+  const { app, store } = await buildTestApp(t)
+  const events: AuditEvent[] = []
+  app.macgate.events.on('audit', (event) => { events.push(event) })
+  const halfRemoved = await addClient(store, { name: 'Half Removed', scope: '1' })
+  const gone = await addClient(store, { name: 'Gone Client', scope: '1' })
+  const never = await addClient(store, { name: 'Never Authorized', scope: '1' })
+  const user = await addUser(store)
+  const browser = new InjectBrowser(app)
+  await browser.signIn(user.username, user.password)
+  const halfTokens = await authorizeApp(t, app, browser, halfRemoved, '1')
+  await authorizeApp(t, app, browser, gone, '1')
+
+  // The consent forgotten but a grant left, as a removal cut off by a store failure leaves it.
+  await store.forgetConsent(user.userId, halfRemoved.clientId)
+  // A client removed from the store behind the page's back: its consent has nothing to show.
+  await store.removeClient(gone.clientId)
+  const page = await browser.get(APPS)
+  t.same(listed(page.body).map(({ clientId, permissions, datetime }) => ({ clientId, permissions, datetime })), [
+    { clientId: halfRemoved.clientId, permissions: [], datetime: '' }
+  ], 'only the half-removed app, with no permissions or date (its consent is gone)')
+  t.match(page.body, 'not fully removed: remove it again', 'and the prompt to finish the removal')
+  t.notMatch(page.body, 'Gone Client', 'the removed client is not listed')
+
+  const finished = await browser.post(`${APPS}/remove`, { client_id: halfRemoved.clientId })
+  const after = await browser.get(String(finished.headers.location))
+  t.match(noticeOf(after.body), /Half Removed/, 'removing again finishes it, with the notice')
+  t.equal((await apiCall(app, '/user/profile', halfTokens)).statusCode, 401, 'its token is refused')
+  t.match(events.filter((event) => event.type === 'consent.revoked'), [{ clientId: halfRemoved.clientId, grants: 1 }], 'counted as one grant revoked')
+
+  // The removed client's consent is still the user's to drop: the notice cannot name it.
+  await browser.get(APPS)
+  const dropped = await browser.post(`${APPS}/remove`, { client_id: gone.clientId })
+  t.equal(noticeOf((await browser.get(String(dropped.headers.location))).body), 'Access removed for the app. It must ask you again before it can act for you.')
+  t.same(await store.listConsents(user.userId), [], 'no consent left')
+
+  // An app the user never authorized: nothing removed, no notice, no event.
+  await browser.get(APPS)
+  const nothing = await browser.post(`${APPS}/remove`, { client_id: never.clientId })
+  t.equal(nothing.statusCode, 303)
+  t.equal(noticeOf((await browser.get(APPS)).body), undefined, 'no notice')
+  t.equal(events.filter((event) => event.type === 'consent.revoked').length, 2, 'no event for it')
+})
+
 t.test('two instances on one Redis: Remove access on A is refused on B within 100 ms', async (t) => {
   const redis = await startRedis(t)
   const secret = randomBytes(32).toString('base64url')

@@ -5,11 +5,13 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildAdminServer } from '../gateway/server.js'
-import type { AuditEvent } from '../plugin/index.js'
+import pino from 'pino'
+import { AuditEvents, MemoryStore, registerClient, ScopeRegistry, type AuditEvent, type NewClient } from '../plugin/index.js'
 import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.js'
 import { signedInject } from './helpers/gateway.js'
 import { eventually } from './helpers/live.js'
 import { cli, cliEnv } from './helpers/cli.js'
+import { memoryLog } from './helpers/memory-log.js'
 import { startRedis } from './helpers/redis.js'
 import { grantTokens, type Tokens } from './helpers/grants.js'
 
@@ -124,6 +126,7 @@ t.test('clients: list, register, rotate the secret, remove; and their refusals',
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [] }), 'empty redirect_uris')
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: ['javascript:alert(1)'] }), 'a bad redirect URI', /javascript:alert\(1\)/)
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], scope: '1 999' }), 'an unknown scope', /999/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: ['https://[::1/cb'] }), 'a redirect URI no URL parser reads', /must be an absolute http\(s\) URI/)
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: '   ', redirect_uris: [REDIRECT_URI] }), 'a blank name', /name/)
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], secret: 'mine' }), 'an unknown field (refused, not dropped)', /secret|additional/)
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], require_pkce: 'true' }), 'a string for a boolean (no coercion)')
@@ -131,6 +134,8 @@ t.test('clients: list, register, rotate the secret, remove; and their refusals',
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], response_types: ['token'], require_pkce: true }), 'PKCE with the implicit grant', /PKCE/)
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], mac_algorithm: 'md5' }), 'an unknown MAC algorithm')
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', '{"name": "X", '), 'malformed JSON')
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'N'.repeat(101), redirect_uris: [REDIRECT_URI] }), 'a name over 100 characters', /name must be 1 to 100 characters/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], scope: '   ' }), 'a scope of blanks', /at least one scope is required/)
   t.equal((await call(admin, 'GET', '/admin/clients')).body.length, count + 2, 'none of the refused registrations was made')
   t.equal(events.length, eventsBefore, 'and none recorded')
 
@@ -184,6 +189,24 @@ t.test('clients: list, register, rotate the secret, remove; and their refusals',
   assertNotFound(t, await call(admin, 'DELETE', `/admin/clients/${client.clientId}`), 'removing it again')
   assertNotFound(t, await call(admin, 'DELETE', '/admin/clients/not-a-client'), 'removing a malformed id')
   t.notOk((await call(admin, 'GET', '/admin/clients')).body.some((one: { client_id: string }) => one.client_id === client.clientId), 'no longer listed')
+})
+
+t.test('registerClient, the one implementation behind the API and the CLI: what only the plugin\'s callers can send', async (t) => {
+  const { app, store } = await buildTestApp(t)
+  const register = async (input: Partial<NewClient>) => await registerClient(store, app.macgate.registry, { name: 'X', redirectUris: [REDIRECT_URI], ...input })
+  const cases: Array<[Partial<NewClient>, RegExp]> = [
+    [{ responseTypes: [] }, /^response types must be code, token or both$/],
+    [{ responseTypes: ['code', 'id_token' as 'code'] }, /^response types must be code, token or both$/],
+    [{ redirectUris: [] }, /^at least one redirect URI is required$/],
+    [{ accessTokenTtl: 0 }, /^token lifetimes must be whole seconds$/],
+    [{ refreshTokenTtl: 1.5 }, /^token lifetimes must be whole seconds$/]
+  ]
+  for (const [input, message] of cases) await t.rejects(register(input), { name: 'RegistrationError', message }, JSON.stringify(input))
+  const pkce = await register({ requirePkce: true })
+  t.same(pkce.client.responseTypes, ['code'], 'requiring PKCE without response types: the code grant only')
+  const both = await register({ responseTypes: ['token', 'code', 'token'], accessTokenTtl: 60, refreshTokenTtl: 120 })
+  t.same(both.client.responseTypes, ['token', 'code'], 'repeated response types kept once')
+  t.equal((await store.listClients()).length, 2, 'only the two accepted clients stored')
 })
 
 t.test('users: create, change the password, list and revoke grants, remove; and their refusals', async (t) => {
@@ -293,6 +316,23 @@ t.test('the bearer token: 401 without it or with a wrong one, before any action'
   t.equal((await call(admin, 'GET', '/admin/clients', undefined, right)).status, 200, 'the right token: 200')
   t.equal((await call(admin, 'POST', '/admin/users', { username: 'mallory', password: 'correct horse battery' }, right)).status, 201, 'and the action is done')
   assertNotFound(t, await call(admin, 'DELETE', '/admin/users/nobody', undefined, right), 'with the token, an unknown user is a 404')
+})
+
+t.test('a fault of ours: a 500 with nothing internal in it, the cause in the log', async (t) => {
+  const store = new MemoryStore()
+  t.teardown(async () => await store.close())
+  store.listClients = async () => { throw new TypeError('secret internal detail') }
+  const log = memoryLog()
+  const admin = await buildAdminServer({
+    metrics: async () => ({ contentType: 'text/plain', text: '' }),
+    store,
+    api: { registry: new ScopeRegistry(), events: new AuditEvents() },
+    log: pino({ level: 'error' }, log.stream)
+  })
+  t.teardown(async () => await admin.close())
+  const answer = await call(admin, 'GET', '/admin/clients')
+  t.same({ status: answer.status, body: answer.body }, { status: 500, body: { error: 'internal', message: 'internal error' } })
+  t.match(log.lines.find((line) => line.msg === 'admin API failed'), { level: 50, err: { type: 'TypeError', message: 'secret internal detail' } }, 'the cause logged')
 })
 
 t.test('the store down: every admin endpoint answers 503 store_unavailable', { skip: process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== '' ? 'stops Redis: needs a redis-server of its own' : false }, async (t) => {

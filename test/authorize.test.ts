@@ -147,6 +147,22 @@ t.test('the confirmation page escapes the app name; "use another account"', asyn
   t.ok((await browser.get(url)).body.includes(`<strong id="account">${second.username}</strong>`), 'now the other account')
 })
 
+t.test('an Allow posted after the session ended: back to sign-in, no code', async (t) => {
+  const { app, store } = await buildTestApp(t)
+  const { clientId } = await addClient(store)
+  const user = await addUser(store)
+  const browser = new InjectBrowser(app)
+  const url = authorizeUrl({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', scope: '1', state: 'x' })
+  await browser.signIn(user.username, user.password)
+  t.equal((await browser.get(url)).statusCode, 200, 'the consent page, with its CSRF token')
+  // Signed out in another tab: the session keeps its CSRF secret but no user.
+  await browser.post('/oauth2/signout', {})
+  await browser.get(`/oauth2/signin?${new URLSearchParams({ return_to: url }).toString()}`)
+  const allowed = await browser.post(url, { decision: 'allow' })
+  t.equal(allowed.statusCode, 303, 'a 303 after the POST')
+  t.equal(allowed.headers.location, `/oauth2/signin?${new URLSearchParams({ return_to: url }).toString()}`, 'to sign-in, returning to the request')
+})
+
 t.test('PKCE: S256 only', async (t) => {
   const { app, store } = await buildTestApp(t)
   const { clientId, clientSecret } = await addClient(store)

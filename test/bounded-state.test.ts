@@ -94,3 +94,16 @@ t.test('embedded store: a client\'s grant list forgets grants past their time', 
   t.equal(await store.getAccessToken(kept.accessHash, kept.grantId), undefined, 'a tracked grant is revoked with its client')
   t.ok(await store.getAccessToken(forgotten.accessHash, forgotten.grantId), 'a grant past its time was no longer listed')
 })
+
+t.test('embedded store: past 100 000 sessions the oldest goes first, a flood cannot grow it', async (t) => {
+  const store: Store = new MemoryStore()
+  t.teardown(async () => { await store.close() })
+  const session = { userId: 'user-1', username: 'alice', expiresAt: Date.now() + 3_600_000 }
+  for (let i = 0; i < 100_000; i++) await store.saveSession(`s${i}`, session)
+  await store.saveSession('s0', session)
+  t.ok(await store.getSession('s0', 'user-1'), 'at the ceiling, saving a kept session again pushes nothing out')
+  await store.saveSession('newest', session)
+  t.equal(await store.getSession('s0', 'user-1'), undefined, 'one more: the oldest is gone')
+  t.ok(await store.getSession('s1', 'user-1'), 'the next oldest is kept')
+  t.ok(await store.getSession('newest', 'user-1'), 'and the newest is there')
+})

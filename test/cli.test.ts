@@ -1,12 +1,15 @@
-// The `macgate` command line as operators run it: a subprocess on the TypeScript sources.
+// The `macgate` command line as operators run it: a subprocess on the TypeScript sources where the
+// process itself is what is shown (output and exit code reaching the shell, stdin, ending by itself,
+// serving), the variants in-process (helpers/in-process.ts: the same dispatch, stderr and exit code).
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { cli, cliEnv, spawnCli, type Run } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
 import t, { type Test } from 'tap'
 import { freePort, startRedis } from './helpers/redis.js'
 
-// Many CLI subprocesses, each loading the TypeScript sources: more than the default file timeout
-// on a slow shared machine.
+// CLI subprocesses, each loading the TypeScript sources: more than the default file timeout on a
+// slow shared machine.
 t.setTimeout(300_000)
 
 const PREFIX = '&&&START&&&'
@@ -26,7 +29,11 @@ t.test('clients and users against Redis', async (t) => {
   const redis = await startRedis(t)
   const env = cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix })
 
-  const added = await cli(['clients', 'add', '--name', 'N', '--redirect-uri', 'https://a.example/cb', '--json'], env)
+  // Two processes side by side: a command's output on stdout, and a password read from stdin.
+  const [added, alice] = await Promise.all([
+    cli(['clients', 'add', '--name', 'N', '--redirect-uri', 'https://a.example/cb', '--json'], env),
+    cli(['users', 'add', '--username', 'alice', '--password-stdin', '--json'], env, { input: 'correct horse battery\n' })
+  ])
   t.equal(added.code, 0)
   t.equal(added.stderr, '')
   t.match(added.stdout, /^\{[^\n]*\}\n$/, 'exactly one JSON line')
@@ -37,17 +44,17 @@ t.test('clients and users against Redis', async (t) => {
   t.ok(BigInt(first.client_id as string) >= 10n ** 18n && BigInt(first.client_id as string) <= 2n ** 63n - 1n, 'client_id in [10^18, 2^63-1]')
   t.match(first.client_secret, /^[A-Za-z0-9_-]{43}$/)
 
-  const full = await cli(['clients', 'add', '--name', 'Full', '--redirect-uri', 'https://a.example/cb', '--redirect-uri', 'http://127.0.0.1:9/cb',
+  const full = await runInProcess(['clients', 'add', '--name', 'Full', '--redirect-uri', 'https://a.example/cb', '--redirect-uri', 'http://127.0.0.1:9/cb',
     '--scope', '1 3', '--response-types', 'code', '--require-pkce', '--json'], env)
   t.equal(full.code, 0)
   const second = JSON.parse(full.stdout) as { client_id: string, client_secret: string }
 
-  const text = await cli(['clients', 'add', '--name', 'Plain', '--redirect-uri', 'https://b.example/cb'], env)
+  const text = await runInProcess(['clients', 'add', '--name', 'Plain', '--redirect-uri', 'https://b.example/cb'], env)
   t.equal(text.code, 0)
   const plain = /^client_id: +([1-9][0-9]{18})\nclient_secret: ([A-Za-z0-9_-]{43})\n\(the secret is shown only now\)\n$/.exec(text.stdout)
   t.ok(plain, `human-readable output: ${text.stdout}`)
 
-  const listed = await cli(['clients', 'list', '--json'], env)
+  const listed = await runInProcess(['clients', 'list', '--json'], env)
   t.equal(listed.code, 0)
   const clients = JSON.parse(listed.stdout) as Array<Record<string, unknown>>
   t.equal(clients.length, 3)
@@ -70,35 +77,34 @@ t.test('clients and users against Redis', async (t) => {
   }
   t.notMatch(listed.stdout, /secret|hash/i, 'no secret-like field')
 
-  const human = await cli(['clients', 'list'], env)
+  const human = await runInProcess(['clients', 'list'], env)
   t.equal(human.code, 0)
   t.equal(human.stdout.split('\n').filter((line) => line !== '').length, 4, 'a header, then one line per client')
   t.match(human.stdout, /^CLIENT_ID +NAME +SCOPE +RESPONSE_TYPES +PKCE +RESOURCE_SERVER +MAC_ALGORITHM +REDIRECT_URIS\n/)
   t.match(human.stdout, new RegExp(`\n${second.client_id}  Full +1 3 +code +required +no +HmacSha1 +https://a\\.example/cb http://127\\.0\\.0\\.1:9/cb\n`))
 
   for (const id of clients.map((client) => client.id as string)) {
-    const removed = await cli(['clients', 'remove', id], env)
+    const removed = await runInProcess(['clients', 'remove', id], env)
     t.equal(removed.code, 0)
     t.equal(removed.stdout, `removed client ${id} and revoked its tokens\n`)
   }
-  const empty = await cli(['clients', 'list', '--json'], env)
+  const empty = await runInProcess(['clients', 'list', '--json'], env)
   t.equal(empty.stdout, '[]\n')
-  t.equal((await cli(['clients', 'list'], env)).stdout, 'no clients registered (add one with `macgate clients add`)\n')
+  t.equal((await runInProcess(['clients', 'list'], env)).stdout, 'no clients registered (add one with `macgate clients add`)\n')
 
-  const unknown = await cli(['clients', 'remove', '1234567890123456789'], env)
+  const unknown = await runInProcess(['clients', 'remove', '1234567890123456789'], env)
   t.not(unknown.code, 0)
   t.match(unknown.stderr, /^macgate: no client 1234567890123456789\n/)
   t.notMatch(unknown.stderr, /\n {4}at /)
 
-  const alice = await cli(['users', 'add', '--username', 'alice', '--password-stdin', '--json'], env, { input: 'correct horse battery\n' })
   t.equal(alice.code, 0)
   t.match(alice.stdout, /^\{"user_id":"[^"]+"\}\n$/)
   t.equal(alice.stderr, '')
-  const again = await cli(['users', 'add', '--username', 'alice', '--password-stdin', '--json'], env, { input: 'another long password\n' })
+  const again = await runInProcess(['users', 'add', '--username', 'alice', '--password-stdin', '--json'], env, { input: 'another long password\n' })
   t.not(again.code, 0)
   t.equal(again.stdout, '')
   t.match(again.stderr, /^macgate: username alice is taken\n$/)
-  const short = await cli(['users', 'add', '--username', 'bob', '--password-stdin'], env, { input: 'short\n' })
+  const short = await runInProcess(['users', 'add', '--username', 'bob', '--password-stdin'], env, { input: 'short\n' })
   t.not(short.code, 0)
   t.match(short.stderr, /^macgate: password must be 8 to 1024 characters\n$/)
 })
@@ -115,11 +121,13 @@ t.test('operator mistakes exit 2 with one line', async (t) => {
     [['frobnicate'], env, /^macgate: unknown command frobnicate$/],
     [[...add, '--redirect-uri', 'https://a.example/cb'], cliEnv(), /^macgate: .*REDIS_URL/]
   ]
-  const runs = await Promise.all(cases.map(async ([args, runEnv]) => await cli(args, runEnv)))
+  // A refusal of the plugin's (RegistrationError) through the CLI process; the rest in-process.
+  const runs: Run[] = []
+  for (const [index, [args, runEnv]] of cases.entries()) runs.push(await (index === 2 ? cli : runInProcess)(args, runEnv))
+  t.equal((await runInProcess(['clients', 'list', '--json'], env)).stdout, '[]\n', 'nothing was registered')
   cases.forEach(([args, runEnv, message], index) => {
     t.test(`${args.join(' ')}${runEnv === env ? '' : ' (no REDIS_URL)'}`, async (t) => assertUsageError(t, runs[index]!, message))
   })
-  t.equal((await cli(['clients', 'list', '--json'], env)).stdout, '[]\n', 'nothing was registered')
 })
 
 t.test('Redis unreachable: a clear error, promptly', async (t) => {
@@ -243,9 +251,9 @@ t.test('start without REDIS_URL: the embedded store and its demo', async (t) => 
 t.test('start with REDIS_URL: the shared store, clients from the CLI', async (t) => {
   const redis = await startRedis(t)
   const env = cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix })
-  const added = JSON.parse((await cli(['clients', 'add', '--name', 'Shop', '--redirect-uri', 'https://shop.example/cb', '--scope', '1 3', '--json'], env)).stdout) as { client_id: string, client_secret: string }
+  const added = JSON.parse((await runInProcess(['clients', 'add', '--name', 'Shop', '--redirect-uri', 'https://shop.example/cb', '--scope', '1 3', '--json'], env)).stdout) as { client_id: string, client_secret: string }
   const password = 'a long enough password'
-  t.equal((await cli(['users', 'add', '--username', 'carol', '--password-stdin'], env, { input: `${password}\n` })).code, 0)
+  t.equal((await runInProcess(['users', 'add', '--username', 'carol', '--password-stdin'], env, { input: `${password}\n` })).code, 0)
 
   const port = await freePort()
   const { out, stop } = await startServer(t, { ...env, PORT: String(port) }, (stdout) => stdout.includes('Server listening at'))

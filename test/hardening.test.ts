@@ -193,6 +193,20 @@ t.test('client authentication throttle: per client_id, even the right secret wai
   for (let i = 1; i <= 5; i++) assertTokenError(t, await tokenFrom(app, codeParams(unknown, 'c'), '10.0.0.7'), 96001, 401)
 })
 
+t.test('client authentication throttle: the RFC endpoints count alike and answer in RFC form', async (t) => {
+  const { app, store } = await buildTestApp(t, { clientAuthRateLimit: { perClient: 2, perAddress: 100 } })
+  const client = await addClient(store)
+  const post = async (url: string, clientSecret: string) => await app.inject({ method: 'POST', url, payload: new URLSearchParams({ token: 'x', client_id: client.clientId, client_secret: clientSecret }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  t.equal((await post('/oauth2/revoke', 'wrong1')).statusCode, 401)
+  t.equal((await post('/oauth2/introspect', 'wrong2')).statusCode, 401)
+  for (const url of ['/oauth2/revoke', '/oauth2/introspect']) {
+    const throttled = await post(url, client.clientSecret)
+    t.equal(throttled.statusCode, 429, `${url}: even the right secret waits`)
+    t.match(throttled.headers['retry-after'], /^\d+$/, 'with Retry-After in seconds')
+    t.match(JSON.parse(throttled.body), { error: 'temporarily_unavailable', error_description: /^too many failed client authentications; retry in \d+ s$/ })
+  }
+})
+
 t.test('client authentication throttle: per address, across clients; unknown ids count', async (t) => {
   const { app, store } = await buildTestApp(t, { clientAuthRateLimit: { perClient: 100, perAddress: 3 } })
   const clients = await Promise.all([1, 2, 3, 4].map(async () => await addClient(store)))

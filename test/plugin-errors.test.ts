@@ -4,7 +4,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import { memoryLog } from './helpers/memory-log.js'
-import macgate, { errors, MemoryStore, toOAuthError, type ClientRecord } from '../plugin/index.js'
+import macgate, { compileValidator, errors, MemoryStore, toOAuthError, type ClientRecord } from '../plugin/index.js'
 import { addClient, REDIRECT_URI } from './helpers/app.js'
 
 /** A store with one fault: reading a client throws something no store should. */
@@ -33,9 +33,43 @@ t.test('every option is validated, naming the field and what it may be', async (
     await t.rejects(async () => { await app.register(macgate, { store, ...options }) }, { name: 'RangeError', message }, JSON.stringify(options))
     await app.close()
   }
+  for (const secret of ['', 5]) {
+    const app = Fastify()
+    await t.rejects(async () => { await app.register(macgate, { store, secret } as never) }, { name: 'RangeError', message: 'macgate option secret must be a non-empty string' }, `secret ${JSON.stringify(secret)}`)
+    await app.close()
+  }
   const app = Fastify()
   await t.rejects(async () => { await app.register(macgate, {} as never) }, { name: 'TypeError', message: /store is required/ })
   await app.close()
+})
+
+t.test('compileValidator, for an embedding app\'s own config: each problem named in one sentence', async (t) => {
+  const validate = compileValidator<{ ratio: number, level: string, retries: number }>({
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      ratio: { type: 'number', maximum: 1 },
+      level: { enum: ['low', 'high'] },
+      retries: { type: 'integer', minimum: 0, default: 3 },
+      extra: { type: 'object', additionalProperties: false }
+    },
+    required: ['level']
+  }, 'settings')
+  t.same(validate({ level: 'low' }), { level: 'low', retries: 3 }, 'defaults filled in')
+  const input = { level: 'high' }
+  validate(input)
+  t.same(input, { level: 'high' }, 'on a copy: the input is untouched')
+  t.throws(() => validate(undefined), { name: 'SchemaError', problems: ['settings must have required property \'level\''] }, 'nothing given reads as an empty object')
+  t.throws(() => validate({ ratio: 1.5, level: 'mid', retries: -1, extra: { x: 1 } }), {
+    name: 'SchemaError',
+    problems: [
+      'settings.ratio must be a number of at most 1',
+      'settings.level must be one of "low", "high"',
+      'settings.retries must be a whole number of at least 0',
+      'settings.extra has an unknown field x (known: )'
+    ]
+  })
+  t.throws(() => validate({ level: 'low', ratio: 'x' }), { name: 'SchemaError', problems: ['settings.ratio must be number'] })
 })
 
 t.test('the defaults are filled in, once', async (t) => {

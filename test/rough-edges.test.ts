@@ -2,37 +2,26 @@
 // MACGATE_UPSTREAM alone, the help and which errors point to it, passwords on the command line,
 // `clients list`, unreachable or malformed Redis addresses, route scopes and enum values in the
 // config, and the signed host in the README's recipe.
+//
+// A subprocess for each kind of outcome (the help, a usage mistake, an operator's mistake found in
+// the config and one found on connecting, a start that serves), all started side by side at once:
+// each takes seconds to load the TypeScript sources. Every variant of a kind runs in-process
+// (helpers/in-process.ts): the same dispatch, and the same stderr and exit code for a failure.
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { usage } from '../gateway/commands/usage.js'
 import { ConfigError, parseConfig } from '../gateway/config.js'
 import { signingHost } from '../plugin/mac/signature.js'
 import { cli, cliEnv, spawnCli, type Run } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
 import { freePort, startRedis } from './helpers/redis.js'
 import { ROOT } from './helpers/source.js'
 
-// Many CLI subprocesses, each loading the TypeScript sources: a slow shared machine needs time.
-t.setTimeout(900_000)
-
-/**
- * Each command run to its end, two at a time: more side by side only starve each other on a small
- * shared machine (and trip the hang guard, here 120 s).
- */
-async function runAll (commands: Array<[string[], NodeJS.ProcessEnv]>): Promise<Run[]> {
-  const runs: Run[] = []
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < commands.length) {
-      const index = next++
-      const [args, runEnv] = commands[index]!
-      runs[index] = await cli(args, runEnv, { timeout: 120_000 })
-    }
-  }
-  await Promise.all([worker(), worker()])
-  return runs
-}
+// A few CLI subprocesses side by side on a slow shared machine, each with a hang guard of 120 s.
+t.setTimeout(300_000)
 
 const HINT = 'Run `macgate help` for usage.'
 
@@ -52,18 +41,29 @@ function assertRefusal (t: Test, run: Run, message: RegExp, { hint }: { hint: bo
   t.notMatch(run.stderr, /\n {4}at /, 'no stack trace')
 }
 
+/** Runs each command in-process, one after the other (they share the process's globals). */
+async function inProcess (commands: Array<[string[], NodeJS.ProcessEnv]>): Promise<Run[]> {
+  const runs: Run[] = []
+  for (const [args, runEnv] of commands) runs.push(await runInProcess(args, runEnv))
+  return runs
+}
+
 /** Config files in the test's folder (made once: a second t.testdir would start it afresh). */
 function configFiles (t: Test, ...configs: unknown[]): string[] {
   const dir = t.testdir(Object.fromEntries(configs.map((config, index) => [`gateway-${index}.json`, JSON.stringify(config)])))
   return configs.map((_, index) => join(dir, `gateway-${index}.json`))
 }
 
-t.test('MACGATE_UPSTREAM alone: refused with the config to write; with routes from --config it serves', async (t) => {
-  const [alone] = await runAll([[['start'], env({ PORT: '0', MACGATE_UPSTREAM: 'http://127.0.0.1:9' })]]) as [Run]
-  assertRefusal(t, alone, /^macgate: invalid config: config\.routes must list at least one route with MACGATE_UPSTREAM: /, { hint: false })
-  t.match(alone.stderr, 'macgate start --config gateway.json', 'says how to give routes')
-  t.match(alone.stderr, '"routes": [{"path": "/api/*", "methods": ["GET", "POST"], "scopes": ["1"]}]', 'shows an example')
+const closed = await freePort()
+/** The subprocesses, one per kind of outcome, started together; each test awaits its own. */
+const processes = {
+  help: cli(['help'], env(), { timeout: 120_000 }),
+  usageMistake: cli(['frobnicate'], env(), { timeout: 120_000 }),
+  upstreamAlone: cli(['start'], env({ PORT: '0', MACGATE_UPSTREAM: 'http://127.0.0.1:9' }), { timeout: 120_000 }),
+  unreachable: cli(['clients', 'list'], env({ REDIS_URL: `redis://user:pa55word@127.0.0.1:${closed}/2` }), { timeout: 120_000 })
+}
 
+t.test('MACGATE_UPSTREAM alone: refused with the config to write; with routes from --config it serves', async (t) => {
   // The catch-all route the message and the README show starts the gateway when written on purpose.
   const [file] = configFiles(t, { routes: [{ path: '/*', methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] }] }) as [string]
   const port = await freePort()
@@ -72,6 +72,13 @@ t.test('MACGATE_UPSTREAM alone: refused with the config to write; with routes fr
   let output = ''
   child.stdout!.on('data', (chunk) => { output += String(chunk) })
   child.stderr!.on('data', (chunk) => { output += String(chunk) })
+
+  // An operator's mistake found in the config: exit 2, one line, no usage hint.
+  const alone = await processes.upstreamAlone
+  assertRefusal(t, alone, /^macgate: invalid config: config\.routes must list at least one route with MACGATE_UPSTREAM: /, { hint: false })
+  t.match(alone.stderr, 'macgate start --config gateway.json', 'says how to give routes')
+  t.match(alone.stderr, '"routes": [{"path": "/api/*", "methods": ["GET", "POST"], "scopes": ["1"]}]', 'shows an example')
+
   const deadline = Date.now() + 120_000
   while (!output.includes('Server listening at') && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
   t.match(output, 'Server listening at', 'MACGATE_UPSTREAM with routes from --config starts')
@@ -86,10 +93,21 @@ t.test('MACGATE_UPSTREAM alone: refused with the config to write; with routes fr
 t.test('help names start --config FILE; only command-line mistakes point to it', async (t) => {
   const redis = await startRedis(t)
   const store = env({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix })
-  const closed = await freePort()
-  const [help, unknownCommand, unknownOption, missingArgument, missingValue, noClient, rotateNone, unreachable, badPort] = await runAll([
-    [['help'], env()],
-    [['frobnicate'], env()],
+  const [help, unknownCommand] = await Promise.all([processes.help, processes.usageMistake])
+  t.equal(help.code, 0)
+  t.equal(help.stderr, '')
+  t.match(help.stdout, /^ {2}start --config FILE +the gateway config, JSON: "upstream" \(the API to proxy to\), its\n +"routes"/m, 'help explains start --config FILE on a line of its own')
+  t.match(help.stdout, /--password-stdin/)
+  t.equal(help.stdout, usage, 'the usage text')
+  // A mistake in the command line: exit 2, the line and the usage hint.
+  assertRefusal(t, unknownCommand, /^macgate: unknown command frobnicate$/, { hint: true })
+
+  // Every other way to ask for help, and the other refusals, in-process.
+  for (const args of [[], ['--help'], ['-h']]) {
+    const run = await runInProcess(args, env())
+    t.same({ code: run.code, stdout: run.stdout, stderr: run.stderr }, { code: 0, stdout: usage, stderr: '' }, `macgate ${args.join(' ')}: the usage text`)
+  }
+  const [unknownOption, missingArgument, missingValue, noClient, rotateNone, unreachable, badPort] = await inProcess([
     [['clients', 'list', '--colour'], store],
     [['clients', 'add', '--redirect-uri', 'https://a.example/cb'], store],
     [['clients', 'add', '--name'], store],
@@ -97,11 +115,7 @@ t.test('help names start --config FILE; only command-line mistakes point to it',
     [['clients', 'rotate-secret', '1234567890123456789'], store],
     [['clients', 'list'], env({ REDIS_URL: `redis://127.0.0.1:${closed}` })],
     [['start'], env({ PORT: 'eighty' })]
-  ]) as [Run, Run, Run, Run, Run, Run, Run, Run, Run]
-  t.equal(help.code, 0)
-  t.match(help.stdout, /^ {2}start --config FILE +the gateway config, JSON: "upstream" \(the API to proxy to\), its\n +"routes"/m, 'help explains start --config FILE on a line of its own')
-  t.match(help.stdout, /--password-stdin/)
-  assertRefusal(t, unknownCommand, /^macgate: unknown command frobnicate$/, { hint: true })
+  ]) as [Run, Run, Run, Run, Run, Run, Run]
   assertRefusal(t, unknownOption, /^macgate: Unknown option '--colour' for clients list \(its options: --json\)$/, { hint: true })
   assertRefusal(t, missingArgument, /^macgate: clients add needs --name$/, { hint: true })
   assertRefusal(t, missingValue, /^macgate: clients add: --name needs a value$/, { hint: true })
@@ -119,8 +133,7 @@ t.test('users add and passwd: --password says the password comes from stdin', as
     ['users', 'passwd', '--username', 'alice', '--password', secret]
   ]
   // No store is reached: the option is refused first.
-  const closed = await freePort()
-  const runs = await runAll(cases.map((args) => [args, env({ REDIS_URL: `redis://127.0.0.1:${closed}` })]))
+  const runs = await inProcess(cases.map((args) => [args, env({ REDIS_URL: `redis://127.0.0.1:${closed}` })]))
   runs.forEach((run, index) => {
     const command = cases[index]!.slice(0, 2).join(' ')
     t.test(cases[index]!.join(' ').replace(secret, 'SECRET'), async (t) => {
@@ -134,18 +147,18 @@ t.test('users add and passwd: --password says the password comes from stdin', as
 t.test('clients list: a line for an empty store; PKCE, resource server and mac algorithm in the table', async (t) => {
   const redis = await startRedis(t)
   const store = env({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix })
-  const [empty, emptyJson] = await runAll([[['clients', 'list'], store], [['clients', 'list', '--json'], store]]) as [Run, Run]
+  const [empty, emptyJson] = await inProcess([[['clients', 'list'], store], [['clients', 'list', '--json'], store]]) as [Run, Run]
   t.equal(empty.code, 0)
   t.equal(empty.stdout, 'no clients registered (add one with `macgate clients add`)\n')
   t.equal(emptyJson.stdout, '[]\n', 'JSON stays an empty list')
 
-  const [strict, plain] = await runAll([
+  const [strict, plain] = await inProcess([
     [['clients', 'add', '--name', 'Strict App', '--redirect-uri', 'https://s.example/cb', '--require-pkce', '--resource-server', '--mac-algorithm', 'HmacSha256', '--json'], store],
     [['clients', 'add', '--name', 'Plain', '--redirect-uri', 'https://p.example/cb', '--scope', '1', '--json'], store]
   ]) as [Run, Run]
   const strictId = (JSON.parse(strict.stdout) as { client_id: string }).client_id
   const plainId = (JSON.parse(plain.stdout) as { client_id: string }).client_id
-  const [listed] = await runAll([[['clients', 'list'], store]]) as [Run]
+  const [listed] = await inProcess([[['clients', 'list'], store]]) as [Run]
   t.equal(listed.code, 0)
   const lines = listed.stdout.split('\n').filter((line) => line !== '')
   t.equal(lines.length, 3, 'a header and one line per client')
@@ -171,8 +184,12 @@ async function connectionCounter (t: Test): Promise<{ port: number, count: () =>
 }
 
 t.test('Redis unreachable or malformed: the address without its password, and the real cause', async (t) => {
-  const closed = await freePort()
   const counter = await connectionCounter(t)
+  const checks = (t: Test, run: Run, message: RegExp): void => {
+    assertRefusal(t, run, message, { hint: false })
+    t.notMatch(run.stderr, 'pa55word', 'no password')
+    t.notMatch(run.stderr, 'Connection is closed', 'the real cause, not ioredis\'s "Connection is closed."')
+  }
   const cases: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
     ['closed port', env({ REDIS_URL: `redis://127.0.0.1:${closed}` }), new RegExp(`^macgate: cannot reach Redis at REDIS_URL=redis://127\\.0\\.0\\.1:${closed} \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${closed}\\)$`)],
     ['password removed', env({ REDIS_URL: `redis://user:pa55word@127.0.0.1:${closed}/2` }), new RegExp(`^macgate: cannot reach Redis at REDIS_URL=redis://user@127\\.0\\.0\\.1:${closed}/2 \\(connect ECONNREFUSED`)],
@@ -187,14 +204,15 @@ t.test('Redis unreachable or malformed: the address without its password, and th
     ['cluster: a URL entry', env({ REDIS_CLUSTER_NODES: `127.0.0.1:${counter.port},redis://127.0.0.1:${counter.port}` }), new RegExp(`^macgate: REDIS_CLUSTER_NODES: a cluster node is host:port, not "redis://127\\.0\\.0\\.1:${counter.port}"`)],
     ['cluster: no node', env({ REDIS_CLUSTER_NODES: ' , ' }), /^macgate: REDIS_CLUSTER_NODES must list host:port,host:port,\.\.\.; " , " lists no node$/]
   ]
-  const runs = await runAll(cases.map(([, runEnv]) => [['clients', 'list'], runEnv]))
+  const runs = await inProcess(cases.map(([, runEnv]) => [['clients', 'list'], runEnv]))
+  // An operator's mistake found on connecting, as the process reports it (and ends by itself).
+  const subprocess = await processes.unreachable
+  t.test('password removed (the CLI process)', async (t) => {
+    t.equal(subprocess.killed, false, 'exited by itself')
+    checks(t, subprocess, new RegExp(`^macgate: cannot reach Redis at REDIS_URL=redis://user@127\\.0\\.0\\.1:${closed}/2 \\(connect ECONNREFUSED`))
+  })
   cases.forEach(([name, , message], index) => {
-    t.test(name, async (t) => {
-      const run = runs[index]!
-      assertRefusal(t, run, message, { hint: false })
-      t.notMatch(run.stderr, 'pa55word', 'no password')
-      t.notMatch(run.stderr, 'Connection is closed', 'the real cause, not ioredis\'s "Connection is closed."')
-    })
+    t.test(name, async (t) => checks(t, runs[index]!, message))
   })
   t.equal(counter.count(), 0, 'a malformed address is refused without a connection')
 })
@@ -230,7 +248,7 @@ t.test('config: route scopes must be in the permission registry; enum errors lis
 
   // The same through `macgate start --config`: exit 2, one line, no usage hint.
   const [scopeFile, methodFile] = configFiles(t, { routes: [{ path: '/files/*', scopes: ['999'] }] }, { routes: [{ path: '/a', methods: ['get'], match: 'every' }] }) as [string, string]
-  const [scope, method] = await runAll([
+  const [scope, method] = await inProcess([
     [['start', '--config', scopeFile], env({ PORT: '0' })],
     [['start', '--config', methodFile], env({ PORT: '0' })]
   ]) as [Run, Run]

@@ -87,6 +87,11 @@ t.test('errors in RFC 6749 form', async (t) => {
     const missing = await post(url, {}, basic(clientId, clientSecret))
     t.equal(missing.status, 400)
     t.strictSame(missing.body, { error: 'invalid_request', error_description: 'token is missing' })
+    for (const [credentials, label] of [['%zz:x', 'a bad percent-escape'], [clientId, 'no colon']]) {
+      const malformed = await post(url, { token: 'x' }, `Basic ${Buffer.from(credentials!).toString('base64')}`)
+      t.equal(malformed.status, 400, `Basic credentials with ${label}: 400`)
+      t.strictSame(malformed.body, { error: 'invalid_request', error_description: 'malformed Basic credentials' })
+    }
     const anonymous = await post(url, { token: 'x' })
     t.strictSame(anonymous.body, { error: 'invalid_request', error_description: 'client_id is missing' })
     const json = await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })

@@ -250,8 +250,20 @@ async function checkReachable (origin: string): Promise<void> {
   })
 }
 
+/** Somewhere the command writes: process.stdout or process.stderr, or a test's own. */
+export interface Output {
+  write: (text: string) => unknown
+  isTTY?: boolean
+}
+
+/** The report goes to stdout; the progress and the paths of --out's files to stderr. */
+export interface LoadOutputs {
+  stdout: Output
+  stderr: Output
+}
+
 /** On a terminal one line redrawn each second; otherwise a plain line every few seconds. */
-function progressWriter (stream: NodeJS.WriteStream): { update: (progress: LoadProgress) => void, end: () => void } {
+export function progressWriter (stream: Output): { update: (progress: LoadProgress) => void, end: () => void } {
   if (stream.isTTY) {
     return {
       update: (progress) => { stream.write(`\r\x1b[2K${progressLine(progress)}`) },
@@ -274,7 +286,7 @@ function progressWriter (stream: NodeJS.WriteStream): { update: (progress: LoadP
  * to the target, so that a wrong URL is one line rather than a run of connection errors; then the
  * run, and its report (table or --json on stdout, the files of --out).
  */
-export async function loadCommand (args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function loadCommand (args: string[], env: NodeJS.ProcessEnv = process.env, { stdout, stderr }: LoadOutputs = process): Promise<void> {
   const { values } = parseCommand('load', { args, options: OPTIONS }, {
     '--token': 'give the token with MACGATE_ACCESS_TOKEN and MACGATE_MAC_KEY (kept out of the shell history), or --access-token and --mac-key'
   })
@@ -286,7 +298,7 @@ export async function loadCommand (args: string[], env: NodeJS.ProcessEnv = proc
   }
   await checkReachable(plan.origin)
 
-  const progress = progressWriter(process.stderr)
+  const progress = progressWriter(stderr)
   // Ctrl-C ends the run and still reports what ran; a second one ends the process.
   const stop = new AbortController()
   const interrupt = (): void => stop.abort()
@@ -317,7 +329,7 @@ export async function loadCommand (args: string[], env: NodeJS.ProcessEnv = proc
     const written = await writeReport(report, plan.out).catch((error: NodeJS.ErrnoException) => {
       throw new OperatorError(`cannot write the report to ${plan.out!}: ${error.code ?? error.message}`)
     })
-    process.stderr.write(`macgate load: report ${written.json}, chart ${written.svg}\n`)
+    stderr.write(`macgate load: report ${written.json}, chart ${written.svg}\n`)
   }
-  process.stdout.write(plan.json ? `${JSON.stringify(report)}\n` : table(report))
+  stdout.write(plan.json ? `${JSON.stringify(report)}\n` : table(report))
 }

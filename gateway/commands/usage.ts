@@ -40,11 +40,13 @@ export function parseCommand<T extends ParseArgsConfig> (command: string, config
       const hint = hints[quoted]
       throw new UsageError(`Unknown option '${quoted}' for ${command}${hint === undefined ? ` (${listed})` : `: ${hint}`}`)
     }
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      // Node's text is `Option '--name <value>' argument missing`.
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`${command} takes no argument ${quoted} (${listed})`)
+    // A value left out: Node's text is `Option '--name <value>' argument missing`, or `Option '--name'
+    // argument is ambiguous. ...` when the next argument is an option.
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && !(error as Error).message.includes('does not take an argument')) {
       throw new UsageError(`${command}: ${quoted.split(' ')[0]} needs a value`)
     }
-    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`${command} takes no argument ${quoted} (${listed})`)
+    // Node's own words otherwise: `Option '--json' does not take an argument` (--json=yes).
     throw new UsageError(`${command}: ${(error as Error).message}`)
   }
 }

@@ -11,11 +11,14 @@ const LEFT = 70
 const RIGHT = 20
 const PANEL = 150
 
-/** A round step for about `ticks` grid lines up to `max`. */
+/**
+ * A round step for about `ticks` grid lines up to `max`: 1, 2 or 5 times the power of ten at or
+ * below max / ticks, else 10 times it (which is always at least max / ticks).
+ */
 function step (max: number, ticks: number): number {
   const raw = max / ticks
   const power = 10 ** Math.floor(Math.log10(raw))
-  return [1, 2, 5, 10].map((m) => m * power).find((candidate) => candidate >= raw) ?? raw
+  return [1, 2, 5].map((m) => m * power).find((candidate) => candidate >= raw) ?? 10 * power
 }
 
 const label = (value: number): string => value >= 1000 ? value.toLocaleString('en-US', { maximumFractionDigits: 0 }) : String(Number(value.toPrecision(3)))
@@ -56,7 +59,8 @@ export function chart (report: LoadReport): string {
   const axisStep = step(end, 8)
   const axis = Array.from({ length: Math.floor(end / axisStep) + 1 }, (_, k) => k * axisStep).map((second) =>
     `<text x="${x(second).toFixed(1)}" y="${lower + PANEL + 18}" text-anchor="middle" font-size="11">${label(second)}</text>`).join('\n')
-  const what = report.mode === 'token-endpoint' ? `${report.method} ${report.paths[0]?.path ?? ''}` : `${report.method} ${report.paths.map((p) => p.path).join(' ')}`
+  // The paths of the mix; a token endpoint run has exactly one.
+  const what = `${report.method} ${report.paths.map((p) => p.path).join(' ')}`
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" font-family="sans-serif" font-size="13">
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="10" y="22" font-size="15" font-weight="bold">${escapeXml(`macgate load: ${report.url} ${what}`)}</text>

@@ -34,16 +34,17 @@ export class LatencyHistogram {
     if (ms > this.max) this.max = ms
   }
 
-  /** The latency under which `fraction` of the recorded ones fall, ms; 0 when none was recorded. */
+  /**
+   * The latency under which `fraction` (0 to 1) of the recorded ones fall, ms; 0 when none was
+   * recorded. The rank is at least the first latency and at most the last, so the walk up the
+   * buckets always ends at a recorded one (at the latest the max's bucket): no fallback past them.
+   */
   percentile (fraction: number): number {
     if (this.count === 0) return 0
-    const rank = Math.max(1, Math.ceil(fraction * this.count))
-    let seen = 0
-    for (let index = 0; index < BUCKETS; index++) {
-      seen += this.#counts[index]!
-      if (seen >= rank) return Math.min(boundOf(index), this.max)
-    }
-    return this.max
+    const rank = Math.min(this.count, Math.max(1, Math.ceil(fraction * this.count)))
+    let index = 0
+    for (let seen = this.#counts[0]!; seen < rank; seen += this.#counts[index]!) index++
+    return Math.min(boundOf(index), this.max)
   }
 
   mean (): number {

@@ -84,9 +84,9 @@ function alignedTable (head: string[], rows: string[][]): string[] {
 
 /** The run's summary for a person: what was loaded, then throughput and latency, statuses and codes. */
 export function table (report: LoadReport): string {
-  const what = report.mode === 'token-endpoint'
-    ? `${report.method} ${report.paths[0]?.path ?? ''} (${report.grantType ?? ''})`
-    : `${report.method} ${report.paths.map((p) => report.paths.length === 1 ? p.path : `${p.path}×${p.weight}`).join(' ')}`
+  // The path, or the mix with each path's weight; a token endpoint run (one path) adds its grant type.
+  const paths = report.paths.map((p) => report.paths.length === 1 ? p.path : `${p.path}×${p.weight}`).join(' ')
+  const what = `${report.method} ${paths}${report.grantType === undefined ? '' : ` (${report.grantType})`}`
   const tokens = report.tokens === undefined ? '' : `, ${count(report.tokens.used)} of ${count(report.tokens.count)} tokens (${report.tokens.distribution})`
   const main = alignedTable(
     ['requests', 'seconds', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors'],

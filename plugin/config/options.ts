@@ -139,7 +139,7 @@ function isStore (value: unknown): value is Store {
 
 /** Validates every option (a RangeError naming each bad one) and fills in the defaults. */
 export async function resolveOptions (options: MacgateOptions): Promise<MacgateConfig> {
-  const { store, secret, metricsRegistry, ...settings } = options ?? {}
+  const { store, secret, metricsRegistry, ...settings } = options
   if (!isStore(store)) throw new TypeError('macgate option store is required: a MemoryStore or RedisStore')
   if (secret !== undefined && (typeof secret !== 'string' || secret === '')) throw new RangeError('macgate option secret must be a non-empty string')
   let resolved: ResolvedSettings

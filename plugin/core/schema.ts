@@ -8,6 +8,7 @@ export class SchemaError extends Error {
   }
 }
 
+// verbose: every error carries its parentSchema, which the sentences below read.
 const ajv = new Ajv({ useDefaults: true, allErrors: true, verbose: true })
 
 /** `root.a.b[2]`, the way a reader of the file would point at the field. */
@@ -24,7 +25,7 @@ function range (schema: { type?: string, minimum?: number, maximum?: number }): 
 /** One sentence per problem, naming the field and what it may be. */
 function describe (root: string, error: ErrorObject): string {
   const field = fieldOf(root, error)
-  const parent = (error.parentSchema ?? {}) as { type?: string, minimum?: number, maximum?: number, properties?: object }
+  const parent = error.parentSchema as { type?: string, minimum?: number, maximum?: number, properties?: object }
   switch (error.keyword) {
     case 'enum':
       return `${field} must be one of ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`
@@ -36,7 +37,7 @@ function describe (root: string, error: ErrorObject): string {
     case 'additionalProperties':
       return `${field} has an unknown field ${String(error.params.additionalProperty)} (known: ${Object.keys(parent.properties ?? {}).join(', ')})`
     default:
-      return `${field} ${error.message ?? 'is invalid'}`
+      return `${field} ${String(error.message)}`
   }
 }
 
@@ -48,7 +49,7 @@ export function compileValidator<T> (schema: object, root: string): (input: unkn
   const validate = ajv.compile<T>(schema)
   return (input) => {
     const copy = structuredClone(input ?? {})
-    if (!validate(copy)) throw new SchemaError((validate.errors ?? []).map((error) => describe(root, error)))
+    if (!validate(copy)) throw new SchemaError((validate.errors as ErrorObject[]).map((error) => describe(root, error)))
     return copy
   }
 }
