@@ -97,8 +97,13 @@ async function serveGateway (gateway: GatewayKind): Promise<Served> {
   const code = async (): Promise<string> => await grantCode(config, { clientId: client.id, userId: USER_ID, scope: ['1'], redirectUri: REDIRECT_URI })
   return {
     ready: { type: 'ready', port, clientId: client.id, clientSecret, redirectUri: REDIRECT_URI, accessToken, macKey },
-    // Saved as the authorize endpoint saves them, all at once.
-    codes: async (count) => await Promise.all(Array.from({ length: count }, code)),
+    // Saved as the authorize endpoint saves them, a thousand at a time: 40,000 sent at once would
+    // queue past the store's 2 s command timeout on a slow machine (a 503 before the run begins).
+    codes: async (count) => {
+      const codes: string[] = []
+      while (codes.length < count) codes.push(...await Promise.all(Array.from({ length: Math.min(1000, count - codes.length) }, code)))
+      return codes
+    },
     // Read as an operator reads them: from the gateway's Prometheus metrics, which every gateway here has on.
     cache: async () => await scrapeCache(app),
     population: async (count, file) => await createPopulation(config, count, file)
