@@ -165,6 +165,9 @@ t.test('--workers and MACGATE_WORKERS', async (t) => {
     const error = thrown(() => workerCount(value))
     t.ok(error instanceof UsageError, `${value}: a usage mistake`)
     t.equal(error.message, `--workers must be a whole number from 1 to 256, or auto, not ${value}`)
+    const fromEnv = thrown(() => workerCount(value, 'MACGATE_WORKERS'))
+    t.ok(fromEnv instanceof OperatorError, `MACGATE_WORKERS=${value}: the operator's setting, not a usage mistake`)
+    t.equal(fromEnv.message, `MACGATE_WORKERS must be a whole number from 1 to 256, or auto, not ${value}`)
   }
 })
 
@@ -175,7 +178,8 @@ t.test('command-line mistakes: each names the command, the option and what to do
   t.equal(mistake(['extra'], { json: { type: 'boolean' } }), 'demo takes no argument extra (its options: --json)')
   t.equal(mistake(['--json=yes'], { json: { type: 'boolean' } }), 'demo: Option \'--json\' does not take an argument', 'a flag given a value')
   t.equal(mistake(['--name'], { name: { type: 'string' } }), 'demo: --name needs a value')
-  t.equal(mistake(['--name', '--json'], { name: { type: 'string' }, json: { type: 'boolean' } }), 'demo: --name needs a value', 'an option where the value should be')
+  t.equal(mistake(['--name', '--json'], { name: { type: 'string' }, json: { type: 'boolean' } }), 'demo: --name needs a value (a value starting with a dash is written --name=-VALUE)', 'an option where the value should be')
+  t.equal(mistake(['--grace-seconds', '-1'], { 'grace-seconds': { type: 'string' } }), 'demo: --grace-seconds needs a value (a value starting with a dash is written --grace-seconds=-VALUE)', 'a negative number, which Node reads as an option')
   t.equal(mistake(['-x'], {}), 'Unknown option \'-x\' for demo (it takes no options)')
   // A mistake in the command's own definition is no usage mistake: it is not dressed as one.
   const internal = thrown(() => parseCommand('demo', { args: [], options: { n: { type: 'number' as 'string' } } }))
@@ -195,7 +199,7 @@ t.test('start refuses before it opens anything', async (t) => {
     refused(t, await runInProcess(['start'], env({ PORT: port })), `PORT must be a port number, not ${port}`, { hint: false })
   }
   refused(t, await runInProcess(['start', '--workers', '0'], env()), '--workers must be a whole number from 1 to 256, or auto, not 0', { hint: true })
-  refused(t, await runInProcess(['start'], env({ MACGATE_WORKERS: 'lots' })), '--workers must be a whole number from 1 to 256, or auto, not lots', { hint: true })
+  refused(t, await runInProcess(['start'], env({ MACGATE_WORKERS: 'lots' })), 'MACGATE_WORKERS must be a whole number from 1 to 256, or auto, not lots', { hint: false })
   refused(t, await runInProcess(['start', '--workers', '2'], env()), '--workers needs REDIS_URL or REDIS_CLUSTER_NODES: each worker is a process of its own, and the embedded store lives inside one process', { hint: false })
   refused(t, await runInProcess(['start'], env({ ADMIN_PORT: 'admin' })), 'ADMIN_PORT must be a port number or off, not admin', { hint: false })
   refused(t, await runInProcess(['start', 'now'], env()), 'start takes no argument now (its options: --config, --workers)', { hint: true })
@@ -227,7 +231,7 @@ t.test('users and clients: mistakes refused before the store; the commands\' out
     [['clients', 'rotate-secret', '1', '2'], 'clients rotate-secret needs exactly one client id'],
     [['clients', 'rotate-secret', '1', '--grace-seconds=-1'], '--grace-seconds must be whole seconds, 0 or more, not -1'],
     // Without `=`, -1 reads as an option where the value should be.
-    [['clients', 'rotate-secret', '1', '--grace-seconds', '-1'], 'clients rotate-secret: --grace-seconds needs a value'],
+    [['clients', 'rotate-secret', '1', '--grace-seconds', '-1'], 'clients rotate-secret: --grace-seconds needs a value (a value starting with a dash is written --grace-seconds=-VALUE)'],
     [['clients', 'rotate-secret', '1', '--grace-seconds', 'a day'], '--grace-seconds must be whole seconds, 0 or more, not a day']
   ]
   for (const [args, message] of usageMistakes) refused(t, await runInProcess(args, store), message, { hint: true })

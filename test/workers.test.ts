@@ -96,7 +96,7 @@ t.test('workers are refused without a shared store, and for a bad count', async 
     t.match(bad.stderr, `--workers must be a whole number from 1 to 256, or auto, not ${value}`)
   }
   const fromEnv = await cli(['start'], cliEnv({ MACGATE_WORKERS: 'x' }))
-  t.match(fromEnv.stderr, 'not x', 'MACGATE_WORKERS is read too')
+  t.equal(fromEnv.stderr, 'macgate: MACGATE_WORKERS must be a whole number from 1 to 256, or auto, not x\n', 'MACGATE_WORKERS is read too, and named (no usage hint: the command line was right)')
 })
 
 t.test('a busy port ends the start of every worker at once, with the port named', async (t) => {

@@ -36,7 +36,7 @@ async function seedDemo (store: Store, origin: string): Promise<{ demo: DemoClie
 
 export async function startCommand (args: string[]): Promise<void> {
   const { values } = parseCommand('start', { args, options: { config: { type: 'string' }, workers: { type: 'string' } } })
-  const workers = workerCount(values.workers ?? process.env.MACGATE_WORKERS)
+  const workers = values.workers !== undefined ? workerCount(values.workers) : workerCount(process.env.MACGATE_WORKERS, 'MACGATE_WORKERS')
   const port = portOf(process.env.PORT)
   const host = process.env.HOST ?? '127.0.0.1'
   const admin = adminAddress()

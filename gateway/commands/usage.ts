@@ -44,7 +44,10 @@ export function parseCommand<T extends ParseArgsConfig> (command: string, config
     // A value left out: Node's text is `Option '--name <value>' argument missing`, or `Option '--name'
     // argument is ambiguous. ...` when the next argument is an option.
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && !(error as Error).message.includes('does not take an argument')) {
-      throw new UsageError(`${command}: ${quoted.split(' ')[0]} needs a value`)
+      const name = quoted.split(' ')[0]!
+      // Ambiguous: the next argument starts with a dash (`--grace-seconds -1` as much as `--name --json`).
+      const dashed = (error as Error).message.includes('ambiguous') ? ` (a value starting with a dash is written ${name}=-VALUE)` : ''
+      throw new UsageError(`${command}: ${name} needs a value${dashed}`)
     }
     // Node's own words otherwise: `Option '--json' does not take an argument` (--json=yes).
     throw new UsageError(`${command}: ${(error as Error).message}`)

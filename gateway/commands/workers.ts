@@ -1,14 +1,20 @@
 import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { UsageError } from './usage.js'
+import { OperatorError, UsageError } from './usage.js'
 
-/** `--workers` / MACGATE_WORKERS: a whole number, or `auto` for one per core. */
-export function workerCount (value: string | undefined): number {
+/**
+ * `--workers` / MACGATE_WORKERS: a whole number, or `auto` for one per core. A bad value names
+ * where it came from: the flag is a command-line mistake, the variable the operator's setting.
+ */
+export function workerCount (value: string | undefined, from: '--workers' | 'MACGATE_WORKERS' = '--workers'): number {
   if (value === undefined || value === '') return 1
   if (value === 'auto') return availableParallelism()
   const count = Number(value)
-  if (!Number.isInteger(count) || count < 1 || count > 256) throw new UsageError(`--workers must be a whole number from 1 to 256, or auto, not ${value}`)
+  if (!Number.isInteger(count) || count < 1 || count > 256) {
+    const message = `${from} must be a whole number from 1 to 256, or auto, not ${value}`
+    throw from === '--workers' ? new UsageError(message) : new OperatorError(message)
+  }
   return count
 }
 
