@@ -118,18 +118,23 @@ async function measureOnce (scenario: Scenario, redis: Redis, run: Run): Promise
 }
 
 /**
- * Warms every compared path once, then each round runs the upstream alone and the scenarios
- * A B A B ..., so that the shared machine's slow spells fall on all of them; medians over rounds.
+ * Warms every compared path once (for a second, loaded as `run` loads it), then each round runs
+ * the scenarios A B A B ..., so that the shared machine's slow spells fall on all of them; medians
+ * over rounds. `label` names the rounds in the progress lines.
  */
-async function inRounds (bench: Bench, compared: Scenario[]): Promise<Measured[]> {
-  for (const scenario of compared) await measure(scenario, bench.redis, { seconds: 1 })
-  const scenarios = [upstreamAlone(bench), ...compared]
+async function alternated (bench: Bench, scenarios: Scenario[], run: Run, label: string): Promise<Measured[]> {
+  for (const scenario of scenarios) await measure(scenario, bench.redis, { ...run, seconds: 1 })
   const runs = new Map<Scenario, Measurement[]>(scenarios.map((scenario) => [scenario, []]))
   for (let round = 0; round < ROUNDS; round++) {
-    for (const scenario of scenarios) runs.get(scenario)!.push(await measure(scenario, bench.redis, { seconds: SECONDS }))
-    process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`)
+    for (const scenario of scenarios) runs.get(scenario)!.push(await measure(scenario, bench.redis, run))
+    process.stderr.write(`${label}: round ${round + 1}/${ROUNDS} done\n`)
   }
-  const measured = scenarios.map((scenario) => ({ scenario, result: summarise(scenario, runs.get(scenario)!) }))
+  return scenarios.map((scenario) => ({ scenario, result: summarise(scenario, runs.get(scenario)!) }))
+}
+
+/** The throughput scenarios and the upstream alone, alternated, each with its ratio to the baseline. */
+async function inRounds (bench: Bench, compared: Scenario[]): Promise<Measured[]> {
+  const measured = await alternated(bench, [upstreamAlone(bench), ...compared], { seconds: SECONDS }, 'throughput')
   const baseline = measured.find(({ result }) => result.id === BASELINE_ID)!.result
   for (const { result } of measured) result.ratio = result.rps / baseline.rps
   return measured
@@ -148,7 +153,8 @@ async function runScenarios (bench: Bench): Promise<{ measured: Measured[], popu
   measured.push(await measureOnce(await codeExchangeScenario(bench), bench.redis, { seconds: EXCHANGE_SECONDS, amount: CODE_COUNT }))
   const baseline = measured.find(({ result }) => result.id === BASELINE_ID)!.result
   const rate = Math.max(10, Math.round(baseline.rps / 2))
-  for (const scenario of fixedRateScenarios(bench, rate)) measured.push(await measureOnce(scenario, bench.redis, { seconds: SECONDS, rate }))
+  // Alternated like the throughput ones: a single run of each was as noisy as the difference it measures.
+  measured.push(...await alternated(bench, fixedRateScenarios(bench, rate), { seconds: SECONDS, rate }, 'fixed rate'))
   for (const count of WORKER_COUNTS) {
     const scenario = await workersScenario(bench, count)
     try {
