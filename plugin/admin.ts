@@ -145,7 +145,7 @@ export async function removeUser (store: Store, username: string, events?: Audit
   // Sessions first (no new grant from a signed-in browser), the user record last: if the store fails
   // half-way, the user is still there and the same command finishes the job.
   await store.endSessions(user.id)
-  const grants = await revokeUserGrants(store, user.id)
+  const grants = (await revokeUserGrants(store, user.id)).length
   for (const { clientId } of await store.listConsents(user.id)) await store.forgetConsent(user.id, clientId)
   const removed = await store.removeUser(username)
   if (removed === undefined) throw new NoSuchRecordError(`no user ${username}`)
@@ -167,9 +167,8 @@ export async function listUserGrants (store: Store, username: string): Promise<U
 export async function revokeUserGrant (store: Store, username: string, grantId: string, events?: AuditEvents): Promise<void> {
   const user = await store.getUserByName(username)
   if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
-  const grant = (await store.listUserGrants(user.id)).find((one) => one.grantId === grantId)
+  const [grant] = await revokeUserGrants(store, user.id, (one) => one.grantId === grantId)
   if (grant === undefined) throw new NoSuchRecordError(`user ${username} has no grant ${grantId}`)
-  await revokeUserGrants(store, user.id, (one) => one.grantId === grantId)
   events?.record('grant.revoked', { grantId, clientId: grant.clientId, by: 'operator' })
 }
 

@@ -3,15 +3,13 @@ import type { Store, UserGrant } from '../store/store.js'
 /**
  * Revokes the user's grants that `which` picks, each with the store's atomic revoke (which
  * announces the revoked tokens to every instance), and drops them from the user's index.
- * Resolves to how many were revoked.
+ * Resolves to the grants revoked.
  */
-export async function revokeUserGrants (store: Store, userId: string, which: (grant: UserGrant) => boolean = () => true): Promise<number> {
-  let revoked = 0
-  for (const grant of await store.listUserGrants(userId)) {
-    if (!which(grant)) continue
+export async function revokeUserGrants (store: Store, userId: string, which: (grant: UserGrant) => boolean = () => true): Promise<UserGrant[]> {
+  const revoked = (await store.listUserGrants(userId)).filter(which)
+  for (const grant of revoked) {
     await store.revokeGrant(grant.grantId)
     await store.forgetUserGrant(userId, grant.clientId, grant.grantId)
-    revoked++
   }
   return revoked
 }
@@ -25,6 +23,6 @@ export async function revokeUserGrants (store: Store, userId: string, which: (gr
 export async function removeAppAccess (store: Store, userId: string, clientId: string): Promise<{ consented: boolean, grants: number }> {
   const consented = (await store.getConsent(userId, clientId)).length > 0
   await store.forgetConsent(userId, clientId)
-  const grants = await revokeUserGrants(store, userId, (grant) => grant.clientId === clientId)
+  const grants = (await revokeUserGrants(store, userId, (grant) => grant.clientId === clientId)).length
   return { consented, grants }
 }

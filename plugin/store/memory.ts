@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { errors } from '../core/errors.js'
 import { NonceSet } from './nonce-set.js'
+import { userGrantMember, userGrantOf } from './store.js'
 import type {
   AccessTokenRecord, ClientRecord, CodeRecord, Consent, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserGrant, UserRecord
@@ -202,20 +203,17 @@ export class MemoryStore implements Store {
 
   async trackGrant (clientId: string, grantId: string, until: number, userId: string): Promise<void> {
     extendUntil(this.#clientGrants, clientId, grantId, until)
-    extendUntil(this.#userGrants, userId, `${clientId}:${grantId}`, until)
+    extendUntil(this.#userGrants, userId, userGrantMember(clientId, grantId), until)
   }
 
   async listUserGrants (userId: string): Promise<UserGrant[]> {
     const now = Date.now()
-    return [...this.#userGrants.get(userId) ?? []].filter(([, until]) => until > now).map(([member, until]) => {
-      const [clientId = '', grantId = ''] = member.split(':')
-      return { clientId, grantId, until }
-    })
+    return [...this.#userGrants.get(userId) ?? []].filter(([, until]) => until > now).map(([member, until]) => userGrantOf(member, until))
   }
 
   async forgetUserGrant (userId: string, clientId: string, grantId: string): Promise<void> {
     const grants = this.#userGrants.get(userId)
-    grants?.delete(`${clientId}:${grantId}`)
+    grants?.delete(userGrantMember(clientId, grantId))
     if (grants?.size === 0) this.#userGrants.delete(userId)
   }
 

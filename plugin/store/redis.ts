@@ -2,7 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { errors } from '../core/errors.js'
 import { scripts, type ScriptName } from './redis-scripts.js'
 import { RevocationFeed } from './revocation-feed.js'
-import { secondsUntil } from './store.js'
+import { secondsUntil, userGrantMember, userGrantOf } from './store.js'
 import type {
   AccessTokenRecord, ClientRecord, CodeRecord, Consent, UserGrant, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
@@ -196,22 +196,19 @@ export class RedisStore implements Store {
     const now = Date.now()
     await Promise.all([
       this.#reach('macgateTrackGrant', this.redis.macgateTrackGrant(this.#grantsKey(clientId), grantId, until, now)),
-      this.#reach('macgateTrackGrant', this.redis.macgateTrackGrant(this.#userGrantsKey(userId), `${clientId}:${grantId}`, until, now))
+      this.#reach('macgateTrackGrant', this.redis.macgateTrackGrant(this.#userGrantsKey(userId), userGrantMember(clientId, grantId), until, now))
     ])
   }
 
   async listUserGrants (userId: string): Promise<UserGrant[]> {
     const flat = await this.#reach('zrangebyscore', this.redis.zrangebyscore(this.#userGrantsKey(userId), Date.now(), '+inf', 'WITHSCORES'))
     const grants: UserGrant[] = []
-    for (let i = 0; i < flat.length; i += 2) {
-      const [clientId = '', grantId = ''] = flat[i]!.split(':')
-      grants.push({ clientId, grantId, until: Number(flat[i + 1]) })
-    }
+    for (let i = 0; i < flat.length; i += 2) grants.push(userGrantOf(flat[i]!, Number(flat[i + 1])))
     return grants
   }
 
   async forgetUserGrant (userId: string, clientId: string, grantId: string): Promise<void> {
-    await this.#reach('zrem', this.redis.zrem(this.#userGrantsKey(userId), `${clientId}:${grantId}`))
+    await this.#reach('zrem', this.redis.zrem(this.#userGrantsKey(userId), userGrantMember(clientId, grantId)))
   }
 
   async saveCode (codeHash: string, code: CodeRecord): Promise<void> {

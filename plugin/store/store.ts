@@ -244,3 +244,14 @@ export interface Store {
 export function secondsUntil (expiresAt: number, now = Date.now()): number {
   return Math.max(1, Math.ceil((expiresAt - now) / 1000))
 }
+
+/** A grant in a user's index, as both stores write it: `clientId:grantId` (neither holds a colon). */
+export function userGrantMember (clientId: string, grantId: string): string {
+  return `${clientId}:${grantId}`
+}
+
+/** The grant a user's index member names, with its time. */
+export function userGrantOf (member: string, until: number): UserGrant {
+  const [clientId = '', grantId = ''] = member.split(':')
+  return { clientId, grantId, until }
+}
