@@ -1,6 +1,7 @@
 // One structured line per request at the default level, instead of Fastify's two and the proxy
 // client's two: what an operator needs per request; anything more comes from the metrics.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AuditEvents } from '../plugin/index.js'
 import { pathOf } from './request-path.js'
 
 /** Lines for refused requests without a verified caller, per second; the rest is counted. */
@@ -79,8 +80,7 @@ export function registerAccessLog (app: FastifyInstance, refusalsPerSecond = REF
   })
 }
 
-/** The plugin's audit trail as log lines: `{"audit":{"type":"grant.issued",...}}`; events carry no secrets. */
-export function registerAuditLog (app: FastifyInstance): void {
-  const log = app.log
-  app.macgate.events.on('audit', (event) => { log.info({ audit: event }, event.type) })
+/** An audit trail as log lines: `{"audit":{"type":"grant.issued",...}}`; events carry no secrets. */
+export function logAuditEvents (events: AuditEvents, log: FastifyBaseLogger): void {
+  events.on('audit', (event) => { log.info({ audit: event }, event.type) })
 }

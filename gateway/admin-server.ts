@@ -3,7 +3,7 @@ import { collectDefaultMetrics, type Registry } from 'prom-client'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { Store } from '../plugin/index.js'
 import { adminApi, type AdminApiOptions } from './admin-api.js'
-import { readiness } from './health.js'
+import { registerProbes } from './health.js'
 
 export interface AdminServerOptions {
   /** The Prometheus exposition of this process (or, under workers, of all of them). */
@@ -56,11 +56,7 @@ export async function buildAdminServer ({ metrics, store, token, api, log }: Adm
     const { contentType, text } = await metrics()
     return await reply.header('content-type', contentType).send(text)
   })
-  app.get('/health/live', async () => ({ status: 'live' }))
-  app.get('/health/ready', async (_request, reply) => {
-    const state = await readiness(store)
-    return await reply.code(state.status === 'ready' ? 200 : 503).send(state)
-  })
+  registerProbes(app, store)
   if (api !== undefined) await app.register(async (context) => { await adminApi(context, { store, ...api }) })
   return app
 }

@@ -23,14 +23,18 @@ export async function readiness (store: Store): Promise<Readiness> {
  * Load-balancer probes: `/health/live` answers while the process serves; `/health/ready` only while
  * the store answers (503 with what is down otherwise), so that a balancer stops sending requests
  * that could only be refused, and sends them again by itself once the store is back (every probe
- * asks anew). `/healthz` stays as the first version's liveness probe.
+ * asks anew). On the public port and the admin listener alike.
  */
-export function registerHealth (app: FastifyInstance, store: Store): void {
+export function registerProbes (app: FastifyInstance, store: Store): void {
   app.get('/health/live', async () => ({ status: 'live' }))
-  // The first version's probe, answered as it always was.
-  app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/health/ready', async (_request, reply) => {
     const state = await readiness(store)
     return await reply.code(state.status === 'ready' ? 200 : 503).header('cache-control', 'no-store').send(state)
   })
+}
+
+/** The public port's probes: the two above, and `/healthz`, the first version's, answered as it always was. */
+export function registerHealth (app: FastifyInstance, store: Store): void {
+  registerProbes(app, store)
+  app.get('/healthz', async () => ({ status: 'ok' }))
 }

@@ -8,7 +8,7 @@ import { registerDemo, type DemoClient } from './demo/routes.js'
 import { registerLanding } from './landing.js'
 import { registerProxy } from './proxy.js'
 import { buildSampleApi } from './sample-api.js'
-import { registerAccessLog, registerAuditLog } from './access-log.js'
+import { logAuditEvents, registerAccessLog } from './access-log.js'
 import { registerHealth } from './health.js'
 import { registerRequestMetrics } from './request-metrics.js'
 import { frameworkErrors, handleError } from './error-answers.js'
@@ -82,7 +82,7 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
   registerHealth(app, store)
   registerRequestMetrics(app, app.macgate.metrics.requestDuration)
-  if (logger !== false) registerAuditLog(app)
+  if (logger !== false) logAuditEvents(app.macgate.events, app.log)
   await registerProxy(app, upstream ?? await startSampleUpstream(app), routes, { forwardMethodOverride }, logger !== false)
   await registerDemo(app, demo)
   return app

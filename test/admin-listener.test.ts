@@ -84,7 +84,9 @@ t.test('without a token, on loopback: metrics (the plugin\'s and the process\'s)
     const response = await fetch(`${gateway.admin}${path}`)
     t.equal(response.status, 200, `admin ${path}`)
   }
-  t.match(await (await fetch(`${gateway.admin}/health/ready`)).json(), { status: 'ready', store: { kind: 'memory', status: 'up' } })
+  const ready = await fetch(`${gateway.admin}/health/ready`)
+  t.equal(ready.headers.get('cache-control'), 'no-store', 'answered as on the public port: never cached')
+  t.match(await ready.json(), { status: 'ready', store: { kind: 'memory', status: 'up' } })
 
   const publicMetrics = await fetch(`${gateway.origin}/metrics`)
   t.equal(publicMetrics.status, 404, 'the public port does not serve /metrics')

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
 import { AuditEvents, createUser, defaultScopes, registerClient, ScopeRegistry, type Store } from '../../plugin/index.js'
+import { logAuditEvents } from '../access-log.js'
 import { loadConfig } from '../config.js'
 import type { DemoClient } from '../demo/routes.js'
 import { logDestination } from '../log-destination.js'
@@ -55,7 +56,7 @@ export async function startCommand (args: string[]): Promise<void> {
       const log = pino({ level: process.env.LOG_LEVEL ?? 'info' }, logDestination(2))
       // Operator actions are recorded in the primary's log; each worker logs its own requests' events.
       const events = new AuditEvents()
-      events.on('audit', (event) => { log.info({ audit: event }, event.type) })
+      logAuditEvents(events, log)
       const api = { registry: new ScopeRegistry(config.scopes ?? defaultScopes), events }
       await startAdminListener(admin, { metrics: metricsOf('workers'), store, api, log }).catch(async (error: unknown) => {
         await store.close()
