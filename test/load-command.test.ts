@@ -14,28 +14,16 @@ import { addClient, authorizeAndAllow, obtainCode, REDIRECT_URI } from './helper
 import { buildTestGateway, echoRoutes, liveToken, recordingUpstream, type LiveTokens } from './helpers/gateway.js'
 import { runUnderTty } from './helpers/tty.js'
 import { loadCommand, type LoadOutputs } from '../gateway/commands/load.js'
+import type { LoadReport } from '../gateway/load/report.js'
 
 // CLI subprocesses, each loading the TypeScript sources: slow on a shared machine.
 t.setTimeout(300_000)
 
-interface Report {
-  url: string
-  mode: string
-  requests: number
-  non2xx: number
-  errors: number
-  statuses: Record<string, number>
-  errorCodes: Record<string, number>
-  tokens?: { count: number, used: number, distribution: string }
-  latencyMs: { p50: number, p99: number }
-  timeline: Array<{ second: number, requests: number, rps: number, p99: number }>
-}
-
 /** The one JSON line of `--json`. */
-function reportOf (t: Test, run: Run): Report {
+function reportOf (t: Test, run: Run): LoadReport {
   t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr})`)
   t.match(run.stdout, /^\{[^\n]*\}\n$/, 'exactly one JSON line')
-  return JSON.parse(run.stdout) as Report
+  return JSON.parse(run.stdout) as LoadReport
 }
 
 /** Streams for loadCommand in process that keep what it wrote. */
@@ -124,7 +112,7 @@ t.test('macgate load against a gateway', async (t) => {
       load(['--url', url, '--credentials', jsonLines, '--paths', paths, '--amount', '80', '--connections', '5', '--out', out, '--json'], {}),
       load(['--url', `${url}/echo/zipf`, '--credentials', csv, '--distribution', 'zipf', '--amount', '80', '--connections', '5', '--json'], {})
     ])
-    const report = JSON.parse(run.stdout) as Report
+    const report = JSON.parse(run.stdout) as LoadReport
     t.same(report.statuses, { 200: 80 })
     t.same(report.tokens, { count: 4, used: 4, distribution: 'round-robin' })
     const seen = upstream.requests.filter((request) => request.url.startsWith('/echo/hot') || request.url.startsWith('/echo/cold'))
@@ -144,7 +132,7 @@ t.test('macgate load against a gateway', async (t) => {
     t.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"[^]*throughput, req\/s[^]*p99 latency, ms[^]*<\/svg>\n$/)
     t.ok(run.stderr.endsWith(`macgate load: report ${join(out, files[0]!)}, chart ${join(out, files[1]!)}\n`), 'the files\' paths on stderr')
 
-    const zipf = JSON.parse(zipfRun.stdout) as Report
+    const zipf = JSON.parse(zipfRun.stdout) as LoadReport
     t.same(zipf.statuses, { 200: 80 }, 'CSV, drawn by Zipf')
     t.equal(zipf.tokens?.distribution, 'zipf')
     t.equal(zipf.tokens?.count, 4)
@@ -167,12 +155,12 @@ t.test('macgate load against a gateway', async (t) => {
     await writeFile(file, `${codes.join('\n')}\n`)
     const args = ['--url', url, '--token-endpoint', file, '--client-id', clientId, '--redirect-uri', REDIRECT_URI, '--connections', '3', '--json']
     const env = { MACGATE_CLIENT_SECRET: clientSecret }
-    const spent = JSON.parse((await load(args, env)).stdout) as Report
+    const spent = JSON.parse((await load(args, env)).stdout) as LoadReport
     t.equal(spent.mode, 'token-endpoint')
     t.equal(spent.requests, 12, 'the run ends when the codes are spent')
     t.same(spent.statuses, { 200: 12 })
     t.same(spent.errorCodes, {})
-    const again = JSON.parse((await load(args, env)).stdout) as Report
+    const again = JSON.parse((await load(args, env)).stdout) as LoadReport
     t.equal(again.requests, 12)
     t.equal(again.non2xx, 12, 'spent codes are refused')
     t.same(Object.values(again.errorCodes), [12], 'and counted by their error code')

@@ -1,14 +1,12 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
-/** Why a signed open API request was admitted or refused: the label of `macgate_verifications_total`. */
-export type VerificationOutcome =
-  | 'ok' | 'malformed_header' | 'unknown_token' | 'mac_mismatch' | 'stale_nonce' | 'replayed_nonce'
-  | 'query_binding' | 'scope_denied' | 'bad_request' | 'store_unavailable' | 'internal'
-
-const OUTCOMES: VerificationOutcome[] = [
+const OUTCOMES = [
   'ok', 'malformed_header', 'unknown_token', 'mac_mismatch', 'stale_nonce', 'replayed_nonce',
   'query_binding', 'scope_denied', 'bad_request', 'store_unavailable', 'internal'
-]
+] as const
+
+/** Why a signed open API request was admitted or refused: the label of `macgate_verifications_total`. */
+export type VerificationOutcome = typeof OUTCOMES[number]
 
 /** What the token cache tells at each scrape (a structural type: the cache lives a layer up). */
 export interface CacheStats {
@@ -21,10 +19,11 @@ const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
 
 /**
  * macgate's Prometheus metrics, every name prefixed `macgate_`, on a registry of their own (the
- * embedding app may pass its own). The hot path pays for plain integer increments only
+ * embedding app may pass its own). The check itself pays for plain integer increments only
  * (`verifications`, the token cache's own stats): prom-client reads them at scrape time through
- * `collect`. The rest (token endpoint, authorizations, store commands) is off the hot path or once
- * per event-loop turn.
+ * `collect`. Each request adds one `requestDuration` observation (the gateway's onResponse hook);
+ * the rest (token endpoint, authorizations, store commands) is off the hot path or once per
+ * event-loop turn.
  */
 export class Metrics {
   readonly registry: Registry
