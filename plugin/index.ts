@@ -14,6 +14,7 @@ import { macAuthHook, type MacAuthHook, type MacAuthOptions } from './mac/hook.j
 import { MacVerifier, type MacIdentity } from './mac/verify.js'
 import { authorizeRoutes } from './oauth/authorize-endpoint.js'
 import { standardRoutes } from './oauth/standard-endpoints.js'
+import { standardTokenRoutes } from './oauth/standard-token-endpoint.js'
 import { tokenRoutes } from './oauth/token-endpoint.js'
 import { rateLimitBackend } from './store/rate-limit.js'
 
@@ -107,6 +108,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
     await endpoints.register(async (context) => await pages(context, config))
     await endpoints.register(async (context) => { tokenRoutes(context, config) })
     await endpoints.register(async (context) => { standardRoutes(context, config) })
+    await endpoints.register(async (context) => { standardTokenRoutes(context, config) })
   })
 }
 

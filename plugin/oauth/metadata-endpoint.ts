@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { MacgateConfig } from '../config/options.js'
 import { sendStandardJson } from './standard-replies.js'
+import { STANDARD_TOKEN_AUTH_METHODS, STANDARD_TOKEN_PATH } from './standard-token-endpoint.js'
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
 
@@ -22,13 +23,13 @@ export function metadataRoute (fastify: FastifyInstance, config: MacgateConfig):
     return await sendStandardJson(reply, {
       issuer,
       authorization_endpoint: `${issuer}/oauth2/authorize`,
-      token_endpoint: `${issuer}/oauth2/token`,
+      token_endpoint: `${issuer}${STANDARD_TOKEN_PATH}`,
       revocation_endpoint: `${issuer}/oauth2/revoke`,
       introspection_endpoint: `${issuer}/oauth2/introspect`,
       response_types_supported: ['code', 'token'],
       grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      token_endpoint_auth_methods_supported: STANDARD_TOKEN_AUTH_METHODS,
       revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       scopes_supported: config.registry.ids()

@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import type { MacgateConfig } from '../config/options.js'
 import { errors, toOAuthError } from '../core/errors.js'
-import { usesBasicAuth } from './client-auth.js'
 import { introspectionRoute } from './introspection-endpoint.js'
 import { metadataRoute } from './metadata-endpoint.js'
 import { revocationRoute } from './revocation-endpoint.js'
@@ -12,7 +11,6 @@ export function standardRoutes (fastify: FastifyInstance, config: MacgateConfig)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'standard endpoint failed')
-    if (failure.statusCode === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
     return await sendStandardError(reply, failure)
   })
   metadataRoute(fastify, config)

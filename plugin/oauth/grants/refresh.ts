@@ -13,11 +13,12 @@ import { checkRedirectUri } from './redirect-check.js'
  * `refreshReuseGraceSeconds`, the rotation keeps its answer sealed under the spent token for that
  * long, and the store's own atomic step hands it back to a repeat within the grace (a lost
  * response, two refreshes racing) instead of revoking; the decision is the store's, so parallel
- * refreshes cannot both win or both lose.
+ * refreshes cannot both win or both lose. The Xiaomi dialect requires the redirect_uri (contract §4);
+ * RFC 6749 §6 has none, so the standard endpoint passes `{ redirectUri: false }`.
  */
-export async function refreshTokens (config: MacgateConfig, client: ClientRecord, params: Params): Promise<object> {
+export async function refreshTokens (config: MacgateConfig, client: ClientRecord, params: Params, { redirectUri: checked = true } = {}): Promise<object> {
   const { store } = config
-  const redirectUri = checkRedirectUri(config, client, params)
+  const redirectUri = checked ? checkRedirectUri(config, client, params) : undefined
   const refreshToken = required(params, 'refresh_token')
   const graceMs = config.refreshReuseGraceSeconds * 1000
   const { grantId, hash: tokenHash, record } = await readOnce<RefreshTokenRecord>(config, client, redirectUri, refreshToken, {

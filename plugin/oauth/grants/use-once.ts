@@ -20,10 +20,11 @@ export interface UseOnce<R extends Issued> {
 /**
  * Reads a code or refresh token for the client presenting it. Unknown or expired: `invalid`.
  * Presented again after use: the whole grant is revoked (RFC 6749 §4.1.2, RFC 9700 §4.14), then
- * `invalid`. Issued to another client or redirect URI: 96004. The use itself is the caller's
+ * `invalid`. Issued to another client or redirect URI: 96004 (no redirect URI to compare when the
+ * request carries none by its dialect: an RFC 6749 §6 refresh). The use itself is the caller's
  * atomic store operation.
  */
-export async function readOnce<R extends Issued> (config: MacgateConfig, client: ClientRecord, redirectUri: string, value: string, kind: UseOnce<R>) {
+export async function readOnce<R extends Issued> (config: MacgateConfig, client: ClientRecord, redirectUri: string | undefined, value: string, kind: UseOnce<R>) {
   const grantId = grantIdOf(config.secret, value)
   if (grantId === undefined) throw kind.invalid()
   const hash = hashSecret(value)
@@ -35,6 +36,6 @@ export async function readOnce<R extends Issued> (config: MacgateConfig, client:
     throw kind.invalid(`${kind.name} already used`)
   }
   if (record.clientId !== client.id) throw errors.invalidGrant(`${kind.name} was issued to another client`)
-  if (redirectUri !== record.redirectUri) throw errors.invalidGrant(`${kind.name} was issued for another redirect_uri`)
+  if (redirectUri !== undefined && redirectUri !== record.redirectUri) throw errors.invalidGrant(`${kind.name} was issued for another redirect_uri`)
   return { grantId, hash, record }
 }

@@ -1,0 +1,78 @@
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import type { MacgateConfig } from '../config/options.js'
+import { errors, toOAuthError } from '../core/errors.js'
+import { required, single, type Params } from '../core/params.js'
+import type { ClientRecord } from '../store/store.js'
+import { authenticateClient } from './client-auth.js'
+import { exchangeCode } from './grants/code.js'
+import { refreshTokens } from './grants/refresh.js'
+import { sendStandardError, sendStandardJson } from './standard-replies.js'
+
+/** Where RFC 6749 clients redeem codes and refresh tokens; the metadata's `token_endpoint`. */
+export const STANDARD_TOKEN_PATH = '/oauth2/rfc/token'
+
+/** How a client may authenticate here (RFC 8414 `token_endpoint_auth_methods_supported`). */
+export const STANDARD_TOKEN_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
+
+/**
+ * The same grant functions as /oauth2/token, with RFC 6749's parameters: the code grant's
+ * redirect_uri is required (§4.1.3: the authorization request always carries one here) and a
+ * missing one is a malformed request, not a mismatch; a refresh carries none (§6).
+ */
+const GRANTS = {
+  authorization_code: async (config: MacgateConfig, client: ClientRecord, params: Params) => {
+    required(params, 'redirect_uri')
+    return await exchangeCode(config, client, params)
+  },
+  refresh_token: async (config: MacgateConfig, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false })
+}
+
+/** The grant type each request asked for, as a metric label: one of ours, else `other` (never the client's text). */
+const grantLabels = new WeakMap<FastifyRequest, string>()
+
+/**
+ * The client, by `client_secret_basic` or `client_secret_post` (RFC 6749 §2.3.1), with the failure
+ * throttle of every endpoint. One step of its own: public clients ("none" with PKCE) plug in here.
+ */
+async function authenticate (config: MacgateConfig, request: FastifyRequest, params: Params): Promise<ClientRecord> {
+  return await authenticateClient(config, request, params)
+}
+
+/**
+ * The RFC 6749 token endpoint beside the Xiaomi one: POST with a form body only (§3.2; a secret
+ * never rides in a URL), plain JSON without the `&&&START&&&` prefix, §5.2 errors. In order: the
+ * grant type (no store read for a request no grant serves), the client, then the grant, whose
+ * store operations are the Xiaomi endpoint's: a code is redeemed once across both endpoints, and a
+ * replay on either revokes what it gave. Parameters a dialect does not define (`token_type`) are
+ * ignored (§3.2). Counted in the same `macgate_token_requests_total` as /oauth2/token.
+ */
+export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const failure = toOAuthError(error)
+    if (errors.internal.is(failure)) request.log.error({ err: error }, 'standard token endpoint failed')
+    config.metrics.tokenRequests.labels(grantLabels.get(request) ?? 'none', failure.kind).inc()
+    return await sendStandardError(reply, failure)
+  })
+
+  fastify.post(STANDARD_TOKEN_PATH, async (request, reply) => {
+    const params = (request.body ?? {}) as Params
+    const grantType = single(params, 'grant_type')
+    if (grantType === undefined || grantType === '') throw errors.invalidRequest('grant_type is missing')
+    const known = Object.hasOwn(GRANTS, grantType)
+    grantLabels.set(request, known ? grantType : 'other')
+    if (!known) throw errors.unsupportedGrantType()
+    const client = await authenticate(config, request, params)
+    const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
+    config.metrics.tokenRequests.labels(grantType, 'issued').inc()
+    return await sendStandardJson(reply, body)
+  })
+
+  fastify.route({
+    method: ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+    url: STANDARD_TOKEN_PATH,
+    handler: async (_request, reply) => {
+      reply.header('allow', 'POST')
+      throw errors.methodNotAllowed('use POST with a form body')
+    }
+  })
+}
