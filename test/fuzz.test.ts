@@ -56,7 +56,7 @@ const CONTROLS = ['%00', '%01%1F', '%7F', '%0D%0ALocation:%20https://evil.exampl
 const ODD_VALUES = ['', ' ', 'ü', '<script>alert(1)</script>', '../../etc/passwd', 'null', '0', '-1', '9'.repeat(30), '1e309', '[]', '{}', '\u202e', '𝕏', 'true']
 const ODD_NAMES = ['__proto__', 'constructor', 'hasOwnProperty', 'toString', '', '%zz', '%FF', 'a[b]', 'a.b', 'ü', 'token', 'clientId', '%74oken']
 const BASE_PATHS = ['/', '/oauth2', '/oauth2/', '/oauth2/authorize', '/oauth2/token', '/oauth2/signin', '/oauth2/signout', '/oauth2/revoke',
-  '/oauth2/introspect', '/.well-known/oauth-authorization-server', '/user/profile', '/user/openidV2', '/user/phoneAndEmail', '/user', '/user/',
+  '/oauth2/introspect', '/oauth2/rfc/token', '/.well-known/oauth-authorization-server', '/user/profile', '/user/openidV2', '/user/phoneAndEmail', '/user', '/user/',
   '/echo', '/echo/', '/echo/a/b', '/demo', '/demo/start', '/demo/callback', '/healthz', '/favicon.ico', '/unknown/x']
 const SEGMENTS = ['..', '.', '%2e%2e', '%2E', '%2F', '', 'a', '%00', '%FF', '%C3%28', 'ü', 'x'.repeat(300), '~', ';a=b', '%20', '+', '%2f..%2f', '%5C', '\\', 'oauth2', 'token', '%25', '%']
 const INJECT_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'PROPFIND', 'MKCOL', 'TRACE', 'SEARCH', 'LOCK', 'COPY', 'MOVE', 'PURGE', 'REPORT', 'QUERY']
@@ -282,7 +282,9 @@ function tokenProbe (g: Gen, world: World, label: string): Probe {
   if (g.chance(0.1)) good.scope = g.pick(['1', '1 3 4 6 1000', ''])
   const form = joinPairs(fuzzPairs(g, good))
   const post = g.chance(0.5)
-  const probe = probeOf(g, label, post ? 'POST' : 'GET', post ? withQuery('/oauth2/token', g.chance(0.1) ? 'grant_type=refresh_token' : '') : withQuery('/oauth2/token', form))
+  // A POST goes to either token endpoint: the Xiaomi one or the RFC 6749 one, the same grants.
+  const endpoint = post && g.chance(0.3) ? '/oauth2/rfc/token' : '/oauth2/token'
+  const probe = probeOf(g, label, post ? 'POST' : 'GET', post ? withQuery(endpoint, g.chance(0.1) ? 'grant_type=refresh_token' : '') : withQuery(endpoint, form))
   if (post) fuzzBody(g, probe, form)
   if (g.chance(0.1)) {
     const basic = Buffer.from(`${world.spare.clientId}:${g.pick([world.spare.clientSecret, 'wrong', '%zz', ''])}`).toString('base64')
@@ -476,7 +478,9 @@ function nextProbe (g: Gen, world: World, index: number, phase: string): Probe {
 interface Answer { status: number, headers: Record<string, unknown>, body: string }
 
 // The RFC endpoints (contract §10): plain JSON, RFC 6749 string codes.
-const STANDARD_ROUTES = new Set(['POST /oauth2/revoke', 'POST /oauth2/introspect', 'GET /.well-known/oauth-authorization-server', 'HEAD /.well-known/oauth-authorization-server'])
+const STANDARD_ROUTES = new Set(['POST /oauth2/revoke', 'POST /oauth2/introspect', 'GET /.well-known/oauth-authorization-server', 'HEAD /.well-known/oauth-authorization-server',
+  // The RFC 6749 token endpoint: POST, and its 405 for the methods the router knows.
+  ...['POST', 'GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].map((method) => `${method} /oauth2/rfc/token`)])
 
 const PAGE_ROUTES = new Set(['GET /', 'HEAD /', 'GET /oauth2/authorize', 'POST /oauth2/authorize', 'GET /oauth2/signin', 'HEAD /oauth2/signin', 'POST /oauth2/signin', 'POST /oauth2/signout',
   'GET /demo', 'HEAD /demo', 'GET /demo/start', 'HEAD /demo/start', 'GET /demo/callback', 'HEAD /demo/callback'])
@@ -571,7 +575,7 @@ function healthProblem (method: string, answer: Answer): string | undefined {
   return method === 'HEAD' || jsonOf(answer.body)?.status === 'ok' ? undefined : 'healthz body'
 }
 
-const RFC_ERRORS = new Set(['invalid_request', 'invalid_client', 'temporarily_unavailable', 'server_error'])
+const RFC_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'temporarily_unavailable', 'server_error'])
 
 function standardProblem (method: string, answer: Answer): string | undefined {
   const { status, headers, body } = answer

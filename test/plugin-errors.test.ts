@@ -106,8 +106,15 @@ t.test('an unexpected fault: 500 of its own, in each answer\'s form, the stack i
   t.equal(token.statusCode, 500)
   t.equal(token.body, '&&&START&&&{"error":500,"error_description":"internal server error"}')
 
+  const standardToken = await app.inject({
+    method: 'POST', url: '/oauth2/rfc/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ client_id: clientId, client_secret: 'x', grant_type: 'authorization_code', code: 'c', redirect_uri: REDIRECT_URI }).toString()
+  })
+  t.equal(standardToken.statusCode, 500)
+  t.strictSame(standardToken.json(), { error: 'server_error', error_description: 'internal server error' }, 'the RFC form')
+
   const logged = log.lines.filter((line) => (line.err as { message?: string } | undefined)?.message === 'secret internal detail')
-  t.equal(logged.length, 2, 'each fault logged once')
+  t.equal(logged.length, 3, 'each fault logged once')
   t.match(String((logged[0]?.err as { stack?: string }).stack), /TypeError: secret internal detail\n\s+at FaultyStore\.getClient/, 'with its stack')
 })
 

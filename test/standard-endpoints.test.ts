@@ -37,7 +37,8 @@ t.test('RFC 8414 metadata: every field a generic client needs', async (t) => {
   t.strictSame(metadata, {
     issuer: a.origin,
     authorization_endpoint: `${a.origin}/oauth2/authorize`,
-    token_endpoint: `${a.origin}/oauth2/token`,
+    // The RFC 6749 token endpoint (the Xiaomi /oauth2/token answers with a prefix no RFC client reads).
+    token_endpoint: `${a.origin}/oauth2/rfc/token`,
     revocation_endpoint: `${a.origin}/oauth2/revoke`,
     introspection_endpoint: `${a.origin}/oauth2/introspect`,
     response_types_supported: ['code', 'token'],
@@ -52,7 +53,7 @@ t.test('RFC 8414 metadata: every field a generic client needs', async (t) => {
   const { app } = await buildTestApp(t, { issuer: 'https://id.example.com/' })
   const configured = JSON.parse((await app.inject('/.well-known/oauth-authorization-server')).body) as Metadata
   t.equal(configured.issuer, 'https://id.example.com', 'a configured issuer wins over the request')
-  t.equal(configured.token_endpoint, 'https://id.example.com/oauth2/token')
+  t.equal(configured.token_endpoint, 'https://id.example.com/oauth2/rfc/token')
 })
 
 t.test('introspection: a client sees its own live access token, nothing else', async (t) => {
