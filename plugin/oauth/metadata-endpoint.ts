@@ -4,6 +4,8 @@ import { sendStandardJson } from './standard-replies.js'
 import { STANDARD_TOKEN_AUTH_METHODS, STANDARD_TOKEN_PATH } from './standard-token-endpoint.js'
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
+/** A public client sends its client_id alone (RFC 7591's `none`), at the token and revocation endpoints. */
+const WITH_PUBLIC = [...CLIENT_AUTH_METHODS, 'none']
 
 /**
  * The configured issuer, or else the address this request reached us on: the listening address,
@@ -30,7 +32,7 @@ export function metadataRoute (fastify: FastifyInstance, config: MacgateConfig):
       grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: STANDARD_TOKEN_AUTH_METHODS,
-      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: WITH_PUBLIC,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       scopes_supported: config.registry.ids()
     })

@@ -11,8 +11,8 @@ import { sendStandardError, sendStandardJson } from './standard-replies.js'
 /** Where RFC 6749 clients redeem codes and refresh tokens; the metadata's `token_endpoint`. */
 export const STANDARD_TOKEN_PATH = '/oauth2/rfc/token'
 
-/** How a client may authenticate here (RFC 8414 `token_endpoint_auth_methods_supported`). */
-export const STANDARD_TOKEN_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
+/** How a client may authenticate here (RFC 8414 `token_endpoint_auth_methods_supported`); `none`: a public client. */
+export const STANDARD_TOKEN_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none']
 
 /**
  * The same grant functions as /oauth2/token, with RFC 6749's parameters: the code grant's
@@ -31,11 +31,12 @@ const GRANTS = {
 const grantLabels = new WeakMap<FastifyRequest, string>()
 
 /**
- * The client, by `client_secret_basic` or `client_secret_post` (RFC 6749 §2.3.1), with the failure
- * throttle of every endpoint. One step of its own: public clients ("none" with PKCE) plug in here.
+ * The client, by `client_secret_basic` or `client_secret_post` (RFC 6749 §2.3.1) with the failure
+ * throttle of every endpoint, or a public client by its client_id alone (`none`), whose code the
+ * grant then redeems only with its PKCE verifier (contract §11).
  */
 async function authenticate (config: MacgateConfig, request: FastifyRequest, params: Params): Promise<ClientRecord> {
-  return await authenticateClient(config, request, params)
+  return await authenticateClient(config, request, params, { allowPublic: true })
 }
 
 /**
