@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import * as oauth from 'oauth4webapi'
 import t from 'tap'
 import { createSignedFetch } from '../plugin/client/index.js'
-import { addClient, addUser, authorizeAndAllow, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
+import { addClient, addPublicClient, addUser, authorizeAndAllow, InjectBrowser, REDIRECT_URI, SPA_REDIRECT_URI } from './helpers/app.js'
 import { liveGateway, pollUntilRefused, signedGet } from './helpers/live.js'
 import { startRedis } from './helpers/redis.js'
 
@@ -20,11 +20,28 @@ const mac = { recognizedTokenTypes: { mac: () => {} } }
 // RFC 8414 discovery (the library's default is OpenID Connect's, which an OAuth-only server has not).
 const discovery = { ...insecure, algorithm: 'oauth2' as const }
 
-for (const [method, authenticate] of [['client_secret_basic', oauth.ClientSecretBasic], ['client_secret_post', oauth.ClientSecretPost]] as const) {
-  t.test(`oauth4webapi with ${method}: sign-in, tokens, refresh, introspection, revocation, signed calls`, async (t) => {
+interface Registered { clientId: string, redirectUri: string, clientAuth: oauth.ClientAuth }
+
+/** A confidential client with its secret, or a public one (a browser app) by its client_id alone. */
+const REGISTRATIONS: Array<[string, () => Promise<Registered>]> = [
+  ['client_secret_basic', async () => {
     const { clientId, clientSecret } = await addClient(gateway.store)
+    return { clientId, redirectUri: REDIRECT_URI, clientAuth: oauth.ClientSecretBasic(clientSecret) }
+  }],
+  ['client_secret_post', async () => {
+    const { clientId, clientSecret } = await addClient(gateway.store)
+    return { clientId, redirectUri: REDIRECT_URI, clientAuth: oauth.ClientSecretPost(clientSecret) }
+  }],
+  ['none', async () => {
+    const { clientId } = await addPublicClient(gateway.store)
+    return { clientId, redirectUri: SPA_REDIRECT_URI, clientAuth: oauth.None() }
+  }]
+]
+
+for (const [method, register] of REGISTRATIONS) {
+  t.test(`oauth4webapi with ${method}: sign-in, tokens, refresh, introspection, revocation, signed calls`, async (t) => {
+    const { clientId, redirectUri, clientAuth } = await register()
     const client: oauth.Client = { client_id: clientId }
-    const clientAuth = authenticate(clientSecret)
 
     // Discovery from the issuer URL alone.
     const issuer = new URL(gateway.origin)
@@ -38,7 +55,7 @@ for (const [method, authenticate] of [['client_secret_basic', oauth.ClientSecret
     const authorizationUrl = new URL(as.authorization_endpoint!)
     authorizationUrl.search = new URLSearchParams({
       client_id: clientId,
-      redirect_uri: REDIRECT_URI,
+      redirect_uri: redirectUri,
       response_type: 'code',
       scope: '1 3',
       state,
@@ -51,7 +68,7 @@ for (const [method, authenticate] of [['client_secret_basic', oauth.ClientSecret
 
     // The code exchange.
     const exchanged = await oauth.processAuthorizationCodeResponse(as, client,
-      await oauth.authorizationCodeGrantRequest(as, client, clientAuth, callbackParameters, REDIRECT_URI, codeVerifier, insecure), mac)
+      await oauth.authorizationCodeGrantRequest(as, client, clientAuth, callbackParameters, redirectUri, codeVerifier, insecure), mac)
     t.match(exchanged, { token_type: 'mac', scope: '1 3', expires_in: 7_776_000, mac_algorithm: 'HmacSha1' })
     t.type(exchanged.refresh_token, 'string')
     const first = { access_token: exchanged.access_token, mac_key: exchanged.mac_key as string }
@@ -60,9 +77,13 @@ for (const [method, authenticate] of [['client_secret_basic', oauth.ClientSecret
     t.equal(openId.status, 200, 'the open API serves the token')
     t.match(await openId.json(), { result: 'ok', data: { openid: exchanged.openId } }, 'as the user the token was issued for')
 
-    // Introspection describes it.
-    const described = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, clientAuth, exchanged.access_token, insecure))
-    t.match(described, { active: true, client_id: clientId, scope: '1 3', token_type: 'mac', sub: exchanged.openId })
+    // Introspection describes it (to a confidential client: it is for resource servers, contract §11).
+    const introspect = async (token: string) => await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, clientAuth, token, insecure))
+    if (method === 'none') {
+      await t.rejects(introspect(exchanged.access_token), { name: 'ResponseBodyError', error: 'unauthorized_client', status: 400 }, 'a public client may not introspect')
+    } else {
+      t.match(await introspect(exchanged.access_token), { active: true, client_id: clientId, scope: '1 3', token_type: 'mac', sub: exchanged.openId })
+    }
 
     // Refresh: new tokens that work, the old access token refused.
     const refreshed = await oauth.processRefreshTokenResponse(as, client,
@@ -78,8 +99,7 @@ for (const [method, authenticate] of [['client_secret_basic', oauth.ClientSecret
     t.equal(await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, clientAuth, refreshed.refresh_token!, insecure)), undefined)
     const { last } = await pollUntilRefused(gateway.origin, '/user/profile', second, since)
     t.equal(last.status, 401, 'the grant\'s access token is refused after the revocation')
-    const gone = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, clientAuth, refreshed.access_token, insecure))
-    t.equal(gone.active, false, 'introspection agrees')
+    if (method !== 'none') t.equal((await introspect(refreshed.access_token)).active, false, 'introspection agrees')
 
     // A spent refresh token: the library surfaces the RFC error.
     const spent = await oauth.refreshTokenGrantRequest(as, client, clientAuth, exchanged.refresh_token!, insecure)

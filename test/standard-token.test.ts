@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { STANDARD_TOKEN_PATH } from '../plugin/oauth/standard-token-endpoint.js'
 import { hashSecret } from '../plugin/core/credentials.js'
-import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
+import { addClient, addPublicClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
 import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, PREFIX, rawToken, TOKEN_FIELDS, type TokenSetBody } from './helpers/token-checks.js'
 
 type Client = Awaited<ReturnType<typeof addClient>>
@@ -136,6 +136,24 @@ t.test('a code redeemed once across both endpoints; a replay on the other revoke
     const issued = assertTokenSet(t, await callToken(app, codeParams(client, code)))
     assertStandardTokenSet(t, await standardToken(app, { grant_type: 'refresh_token', refresh_token: issued.refresh_token }, basicAuth(client.clientId, client.clientSecret)))
   })
+})
+
+t.test('a public client (none): client_id and code_verifier redeem its code, client_id alone refreshes', async (t) => {
+  const { app, store, client: confidential } = await setup(t)
+  const spa = await addPublicClient(store)
+  const verifier = randomBytes(32).toString('base64url')
+  const challenge = createHash('sha256').update(verifier).digest('base64url')
+  const { code } = await obtainCode(app, spa.clientId, { redirect_uri: SPA_REDIRECT_URI, scope: '1 3', code_challenge: challenge, code_challenge_method: 'S256' })
+  const exchange = { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT_URI, client_id: spa.clientId }
+  assertStandardError(t, await standardToken(app, exchange), 'invalid_grant', 400, 'code_verifier is required')
+  const withSecret = await standardToken(app, { ...exchange, code_verifier: verifier, client_secret: 'guess' })
+  assertStandardError(t, withSecret, 'invalid_client', 401, 'a public client has no secret: send client_id alone')
+  t.equal(withSecret.headers['www-authenticate'], 'Basic realm="macgate"')
+  const issued = assertStandardTokenSet(t, await standardToken(app, { ...exchange, code_verifier: verifier }))
+  assertStandardTokenSet(t, await standardToken(app, { grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: spa.clientId }))
+  // A confidential client is never taken for a public one.
+  const { code: other } = await obtainCode(app, confidential.clientId)
+  assertStandardError(t, await standardToken(app, { grant_type: 'authorization_code', code: other, redirect_uri: REDIRECT_URI, client_id: confidential.clientId }), 'invalid_request', 400, 'client_secret is missing')
 })
 
 t.test('RFC 6749 §5.2 errors', async (t) => {
