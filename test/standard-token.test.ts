@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { STANDARD_TOKEN_PATH } from '../plugin/oauth/standard-token-endpoint.js'
 import { hashSecret } from '../plugin/core/credentials.js'
 import { addClient, addPublicClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
+import { parseMetrics } from './helpers/metrics-text.js'
 import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, PREFIX, rawToken, TOKEN_FIELDS, type TokenSetBody } from './helpers/token-checks.js'
 
 type Client = Awaited<ReturnType<typeof addClient>>
@@ -199,6 +200,14 @@ t.test('RFC 6749 §5.2 errors', async (t) => {
   const { code: second } = await obtainCode(app, client.clientId, { scope: '1' })
   await store.saveClient({ ...client.client, responseTypes: ['token'] })
   assertStandardError(t, await standardToken(app, codeForm(client, second)), 'unauthorized_client', 400)
+
+  // Counted with /oauth2/token's requests, by grant type (never the client's text) and result.
+  const metrics = parseMetrics(await app.macgate.metrics.registry.metrics())
+  const count = (grantType: string, result: string): number | undefined => metrics.value('macgate_token_requests_total', { grant_type: grantType, result })
+  t.equal(count('none', 'invalidRequest'), 2, 'no grant_type, a repeated one')
+  t.equal(count('other', 'unsupportedGrantType'), 2, 'password and client_credentials, as "other"')
+  t.equal(count('authorization_code', 'issued'), 1)
+  t.equal(count('authorization_code', 'invalidClient'), 2)
 })
 
 t.test('POST with a form only: other methods 405, other media types 415, all in the RFC form', async (t) => {
