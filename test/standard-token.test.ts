@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { STANDARD_TOKEN_PATH } from '../plugin/oauth/standard-token-endpoint.js'
 import { hashSecret } from '../plugin/core/credentials.js'
-import { addClient, addPublicClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
+import { addClient, addPublicClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
 import { parseMetrics } from './helpers/metrics-text.js'
 import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, PREFIX, rawToken, TOKEN_FIELDS, type TokenSetBody } from './helpers/token-checks.js'
 
@@ -155,6 +155,39 @@ t.test('a public client (none): client_id and code_verifier redeem its code, cli
   // A confidential client is never taken for a public one.
   const { code: other } = await obtainCode(app, confidential.clientId)
   assertStandardError(t, await standardToken(app, { grant_type: 'authorization_code', code: other, redirect_uri: REDIRECT_URI, client_id: confidential.clientId }), 'invalid_request', 400, 'client_secret is missing')
+})
+
+t.test('CORS as at /oauth2/token: public clients\' origins only, a success only for its own client\'s', async (t) => {
+  const { app, store, client: confidential } = await setup(t)
+  const spa = await addPublicClient(store)
+  const preflight = async (origin: string) => await app.inject({ method: 'OPTIONS', url: STANDARD_TOKEN_PATH, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } })
+  const ok = await preflight(SPA_ORIGIN)
+  t.equal(ok.statusCode, 204, 'a public client\'s origin: 204')
+  t.match(ok.headers, { 'access-control-allow-origin': SPA_ORIGIN, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type' })
+  const confidentialOrigin = new URL(REDIRECT_URI).origin
+  for (const origin of [confidentialOrigin, 'https://stranger.example']) {
+    const refused = await preflight(origin)
+    t.equal(refused.statusCode, 405, `${origin}: 405`)
+    t.equal(refused.headers['access-control-allow-origin'], undefined, `${origin}: no CORS`)
+  }
+
+  const verifier = randomBytes(32).toString('base64url')
+  const { code } = await obtainCode(app, spa.clientId, { redirect_uri: SPA_REDIRECT_URI, code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })
+  const exchange = { grant_type: 'authorization_code', code, redirect_uri: SPA_REDIRECT_URI, client_id: spa.clientId, code_verifier: verifier }
+  const post = async (form: Record<string, string>, origin: string) => await rawToken(app, {
+    method: 'POST', url: STANDARD_TOKEN_PATH, payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin }
+  })
+  const refusal = await post({ ...exchange, code: 'nope' }, SPA_ORIGIN)
+  t.equal(refusal.status, 400)
+  t.equal(refusal.headers['access-control-allow-origin'], SPA_ORIGIN, 'a refusal is readable, so the app reads its error')
+  const issued = await post(exchange, SPA_ORIGIN)
+  assertStandardTokenSet(t, issued, '1 3 4 6')
+  t.equal(issued.headers['access-control-allow-origin'], SPA_ORIGIN, 'its own page reads its tokens')
+  t.match(issued.headers.vary, /Origin/)
+  const { code: confidentialCode } = await obtainCode(app, confidential.clientId)
+  const fromConfidential = await post(codeForm(confidential, confidentialCode), confidentialOrigin)
+  t.equal(fromConfidential.status, 200)
+  t.equal(fromConfidential.headers['access-control-allow-origin'], undefined, 'never for a confidential client')
 })
 
 t.test('RFC 6749 §5.2 errors', async (t) => {

@@ -7,6 +7,7 @@ import { authenticateClient } from './client-auth.js'
 import { exchangeCode } from './grants/code.js'
 import { refreshTokens } from './grants/refresh.js'
 import { sendStandardError, sendStandardJson } from './standard-replies.js'
+import { servedClient, type TokenEndpointCors } from './token-cors.js'
 
 /** Where RFC 6749 clients redeem codes and refresh tokens; the metadata's `token_endpoint`. */
 export const STANDARD_TOKEN_PATH = '/oauth2/rfc/token'
@@ -47,7 +48,9 @@ async function authenticate (config: MacgateConfig, request: FastifyRequest, par
  * replay on either revokes what it gave. Parameters a dialect does not define (`token_type`) are
  * ignored (§3.2). Counted in the same `macgate_token_requests_total` as /oauth2/token.
  */
-export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
+  // A browser app (a public client) calls it from its own origin, with CORS as at /oauth2/token (contract §11).
+  const corsHooks = cors.hooks(config)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'standard token endpoint failed')
@@ -55,7 +58,7 @@ export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateCo
     return await sendStandardError(reply, failure)
   })
 
-  fastify.post(STANDARD_TOKEN_PATH, async (request, reply) => {
+  fastify.post(STANDARD_TOKEN_PATH, { ...corsHooks }, async (request, reply) => {
     const params = (request.body ?? {}) as Params
     const grantType = single(params, 'grant_type')
     if (grantType === undefined || grantType === '') throw errors.invalidRequest('grant_type is missing')
@@ -63,6 +66,7 @@ export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateCo
     grantLabels.set(request, known ? grantType : 'other')
     if (!known) throw errors.unsupportedGrantType()
     const client = await authenticate(config, request, params)
+    servedClient(request, client)
     const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
     config.metrics.tokenRequests.labels(grantType, 'issued').inc()
     return await sendStandardJson(reply, body)
@@ -71,7 +75,10 @@ export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateCo
   fastify.route({
     method: ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
     url: STANDARD_TOKEN_PATH,
-    handler: async (_request, reply) => {
+    ...corsHooks,
+    handler: async (request, reply) => {
+      // A public client's app may ask first; every other OPTIONS is a 405 like any other method.
+      if (cors.allowsPreflight(request)) return await cors.sendPreflight(reply)
       reply.header('allow', 'POST')
       throw errors.methodNotAllowed('use POST with a form body')
     }
