@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import {
   AuthorizationError,
   RevocationError,
@@ -132,8 +132,6 @@ async function startTokenServer (t: Test) {
   return { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}/base`, forms, expect: (value: string) => { challenge = value } }
 }
 
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
-
 const APP = { clientId: '1234567890123456789', redirectUri: 'http://127.0.0.1:9/app/' }
 
 t.test('the code grant with PKCE: begin, come back, exchange', async (t) => {
@@ -172,30 +170,30 @@ t.test('the code grant with PKCE: begin, come back, exchange', async (t) => {
 t.test('completeAuthorization refuses what this tab did not ask for', async (t) => {
   const storage = tabStorage()
   const begin = async (responseType: 'code' | 'token') => new URL(await beginAuthorization({ ...APP, server: 'http://127.0.0.1:9', responseType, storage })).searchParams.get('state')!
-  const refused = async (url: string, expected: object, why: string) => {
+  const refused = async (url: string, expected: Error | { name: string, reason?: string, errno?: number, description?: string }, why: string) => {
     await t.rejects(completeAuthorization({ url, storage, fetch: async () => { throw new Error('no exchange expected') } }), expected, why)
   }
   let state = await begin('code')
   await refused(`${APP.redirectUri}?code=C&state=other`, { name: 'AuthorizationError', reason: 'state-mismatch' }, 'another state')
   t.equal(storage.items.size, 0, 'a refused answer spends the pending authorization too')
   state = await begin('code')
-  await refused(`${APP.redirectUri}?code=C&state=${state}&state=${state}`, { reason: 'state-mismatch' }, 'the state twice')
+  await refused(`${APP.redirectUri}?code=C&state=${state}&state=${state}`, { name: 'AuthorizationError', reason: 'state-mismatch' }, 'the state twice')
   state = await begin('code')
-  await refused(`${APP.redirectUri}?code=C`, { reason: 'state-mismatch' }, 'no state')
+  await refused(`${APP.redirectUri}?code=C`, { name: 'AuthorizationError', reason: 'state-mismatch' }, 'no state')
   state = await begin('code')
   await refused(`${APP.redirectUri}?state=${state}`, new AuthorizationError('no-code', 'the answer carries no code'), 'no code')
   state = await begin('code')
-  await refused(`${APP.redirectUri}?code=a&code=b&state=${state}`, { reason: 'no-code' }, 'two codes')
+  await refused(`${APP.redirectUri}?code=a&code=b&state=${state}`, { name: 'AuthorizationError', reason: 'no-code' }, 'two codes')
   state = await begin('code')
   await refused(`${APP.redirectUri}?error=96012&error_description=access%20denied&state=${state}`, new TokenEndpointError(96012, 'access denied'), 'the user denied')
   state = await begin('token')
   await refused(`${APP.redirectUri}?error=96005&state=${state}`, { name: 'TokenEndpointError', errno: 96005, description: '96005' }, 'the implicit grant\'s error, in the query')
   state = await begin('token')
-  await refused(`${APP.redirectUri}?error=invalid_request&state=${state}`, { errno: 0, description: 'invalid_request' }, 'a non-numeric error')
+  await refused(`${APP.redirectUri}?error=invalid_request&state=${state}`, { name: 'TokenEndpointError', errno: 0, description: 'invalid_request' }, 'a non-numeric error')
   state = await begin('token')
   await refused(`${APP.redirectUri}#access_token=A&token_type=mac&expires_in=60&scope=1&mac_key=K&mac_algorithm=HmacSha1&state=forged`,
-    { reason: 'state-mismatch' }, 'a token this tab did not ask for')
-  await refused(`${APP.redirectUri}`, { reason: 'not-started' }, 'nothing pending')
+    { name: 'AuthorizationError', reason: 'state-mismatch' }, 'a token this tab did not ask for')
+  await refused(`${APP.redirectUri}`, { name: 'AuthorizationError', reason: 'not-started' }, 'nothing pending')
   await t.rejects(completeAuthorization(), { name: 'TypeError', message: /sessionStorage/ }, 'outside a browser the storage must be given')
 })
 
