@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import {
-  addClient, addPublicClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI, SPA_REDIRECT_URI
+  addClient, addPublicClient, addUser, authorizeAndAllow, buildTestApp, callToken, InjectBrowser, REDIRECT_URI, SPA_REDIRECT_URI
 } from './helpers/app.js'
 import { assertTokenError, assertTokenSet, codeParams } from './helpers/token-checks.js'
 
@@ -74,7 +74,7 @@ t.test("a public client's code is not redeemed with a confidential client's para
   const asPublic = { grant_type: 'authorization_code', client_id: spa.clientId, redirect_uri: SPA_REDIRECT_URI, code: confidentialCode.code!, code_verifier: confidentialCode.verifier }
   assertTokenError(t, await callToken(app, asPublic, { method: 'POST' }), 96004)
   // The confidential client's id without its secret: as before public clients, 96002.
-  const { client_secret: _secret, ...noSecret } = { ...codeParams(confidential, confidentialCode.code!), code_verifier: confidentialCode.verifier }
+  const { client_secret: _secret, ...noSecret } = codeParams(confidential, confidentialCode.code!, { code_verifier: confidentialCode.verifier })
   assertTokenError(t, await callToken(app, noSecret, { method: 'POST' }), 96002, 400, 'client_secret is missing')
   // A secret sent for the public client: it has none to match.
   assertTokenError(t, await callToken(app, { ...publicCodeParams(spa.clientId, spaCode.code!, spaCode.verifier), client_secret: confidential.clientSecret }, { method: 'POST' }), 96003, 401)
