@@ -195,6 +195,7 @@ t.test('completeAuthorization refuses what this tab did not ask for', async (t) 
     { name: 'AuthorizationError', reason: 'state-mismatch' }, 'a token this tab did not ask for')
   await refused(`${APP.redirectUri}`, { name: 'AuthorizationError', reason: 'not-started' }, 'nothing pending')
   await t.rejects(completeAuthorization(), { name: 'TypeError', message: /sessionStorage/ }, 'outside a browser the storage must be given')
+  await t.rejects(completeAuthorization({ storage }), { name: 'TypeError', message: 'no page URL here: pass the url option' }, 'and the URL')
 })
 
 t.test('the implicit grant: the fragment read, the state checked, no exchange', async (t) => {
@@ -219,4 +220,16 @@ t.test('refresh and revoke by a public client', async (t) => {
   t.equal(endpoint.forms[2]!.path, '/base/oauth2/revoke')
   await t.rejects(revokeToken({ server: endpoint.server, clientId: 'bad', token: 'AT' }), new RevocationError('invalid_client', 401))
   await t.rejects(revokeToken({ server: endpoint.server, clientId: 'broken', token: 'AT' }), { name: 'RevocationError', error: 'unknown', status: 500 })
+})
+
+t.test('in a page: the tab\'s sessionStorage and the page\'s URL by default', async (t) => {
+  const page = globalThis as { sessionStorage?: AuthorizationStorage, location?: { href: string } }
+  const storage = tabStorage()
+  page.sessionStorage = storage
+  t.teardown(() => { delete page.sessionStorage; delete page.location })
+  const state = new URL(await beginAuthorization({ ...APP, server: 'http://127.0.0.1:9', responseType: 'token' })).searchParams.get('state')
+  t.equal(storage.items.size, 1, 'kept in the tab\'s sessionStorage')
+  page.location = { href: `${APP.redirectUri}#access_token=A&token_type=mac&expires_in=60&scope=1&mac_key=K&mac_algorithm=HmacSha1&state=${state}` }
+  t.match(await completeAuthorization(), { access_token: 'A', mac_key: 'K' }, 'read from the page\'s own URL')
+  t.equal(storage.items.size, 0)
 })

@@ -39,11 +39,7 @@ export class RevocationError extends Error {
   }
 }
 
-interface Pending extends PublicClient {
-  responseType: 'code' | 'token'
-  state: string
-  verifier?: string
-}
+type Pending = PublicClient & { state: string } & ({ responseType: 'code', verifier: string } | { responseType: 'token' })
 
 // One pending authorization per tab (sessionStorage is per tab): a new one replaces the last.
 const KEY = 'macgate.authorization'
@@ -81,16 +77,17 @@ export interface BeginAuthorizationOptions extends PublicClient {
  * is kept in storage for completeAuthorization; only the state and the challenge leave the page.
  */
 export async function beginAuthorization ({ responseType = 'code', scope, parameters = {}, storage = defaultStorage(), ...client }: BeginAuthorizationOptions): Promise<string> {
-  const pending: Pending = { server: client.server, clientId: client.clientId, redirectUri: client.redirectUri, responseType, state: randomText(16) }
-  const query = new URLSearchParams({ ...parameters, client_id: client.clientId, redirect_uri: client.redirectUri, response_type: responseType, state: pending.state })
+  const { server, clientId, redirectUri } = client
+  const state = randomText(16)
+  const pending: Pending = responseType === 'code' ? { server, clientId, redirectUri, state, responseType, verifier: randomText(32) } : { server, clientId, redirectUri, state, responseType }
+  const query = new URLSearchParams({ ...parameters, client_id: clientId, redirect_uri: redirectUri, response_type: responseType, state })
   if (scope !== undefined) query.set('scope', scope)
-  if (responseType === 'code') {
-    pending.verifier = randomText(32)
+  if (pending.responseType === 'code') {
     query.set('code_challenge', await challengeOf(pending.verifier))
     query.set('code_challenge_method', 'S256')
   }
   storage.setItem(KEY, JSON.stringify(pending))
-  return `${endpoint(client.server, 'authorize')}?${query.toString()}`
+  return `${endpoint(server, 'authorize')}?${query.toString()}`
 }
 
 export interface CompleteAuthorizationOptions {
@@ -107,12 +104,13 @@ export interface CompleteAuthorizationOptions {
  * then the implicit grant's fragment is read, or the code is exchanged with the PKCE verifier.
  * Strip the code or fragment from the address bar afterwards (history.replaceState).
  */
-export async function completeAuthorization ({ url, storage = defaultStorage(), fetch = globalThis.fetch }: CompleteAuthorizationOptions = {}): Promise<TokenResponse> {
+export async function completeAuthorization ({ url = (globalThis as Browser).location?.href, storage = defaultStorage(), fetch = globalThis.fetch }: CompleteAuthorizationOptions = {}): Promise<TokenResponse> {
+  if (url === undefined) throw new TypeError('no page URL here: pass the url option')
   const saved = storage.getItem(KEY)
   storage.removeItem(KEY)
   if (saved === null) throw new AuthorizationError('not-started', 'no authorization was started in this tab')
   const pending = JSON.parse(saved) as Pending
-  const landed = new URL(url ?? (globalThis as Browser).location?.href ?? '')
+  const landed = new URL(url)
   // Errors come back in the query for both grants (contract section 3); tokens in the fragment.
   const answer = pending.responseType === 'code' || landed.searchParams.has('error') ? landed.searchParams : new URLSearchParams(landed.hash.slice(1))
   const states = answer.getAll('state')
@@ -127,7 +125,7 @@ export async function completeAuthorization ({ url, storage = defaultStorage(), 
   const codes = answer.getAll('code')
   if (codes.length !== 1 || codes[0] === '') throw new AuthorizationError('no-code', 'the answer carries no code')
   return await postToken(fetch, pending, {
-    grant_type: 'authorization_code', code: codes[0] as string, code_verifier: pending.verifier ?? ''
+    grant_type: 'authorization_code', code: codes[0] as string, code_verifier: pending.verifier
   })
 }
 
