@@ -100,7 +100,8 @@ t.test('the code grant with PKCE: sign in, call, replay, refresh, revoke', { ski
   await signInAndAllow(tab, user, demoApp.origin)
 
   let seen = await waitForAnswers(tab, 2)
-  t.same(seen.map(({ title, status }) => [title, status]), [['GET /user/phoneAndEmail → 200', '200'], ['GET /user/profile → 200', '200']], 'both signed calls answered')
+  t.same(seen.map(({ title, status, code }) => [title, status, code]), [['GET /user/phoneAndEmail → 403', '403', '96012'], ['GET /user/profile → 200', '200', '0']],
+    'both signed calls answered: the profile, and a refusal (scopes 4 and 6 were not asked for) the page reads')
   t.match(await tab.locator('#results .call pre').last().textContent(), /"miliaoNick"/, 'the profile, read by the page')
   t.equal(tab.url(), `${demoApp.origin}/`, 'the code and state left the address bar')
   t.equal(await tab.textContent('#grant-used'), 'code grant with PKCE (public client)')
@@ -143,7 +144,7 @@ t.test('the implicit grant: the token from the fragment, no exchange', { skip: s
   await tab.click('#signin')
   await signInAndAllow(tab, user, demoApp.origin)
   const seen = await waitForAnswers(tab, 2)
-  t.same(seen.map(({ status }) => status), ['200', '200'], 'both signed calls answered')
+  t.same(seen.map(({ status }) => status), ['403', '200'], 'both signed calls answered (the second one\'s scopes were not asked for)')
   t.equal(tab.url(), `${demoApp.origin}/`, 'the tokens left the address bar')
   t.equal(await tab.textContent('#grant-used'), 'implicit grant')
   t.ok(await tab.isDisabled('#refresh'), 'no refresh token to refresh with')

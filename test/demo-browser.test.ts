@@ -113,7 +113,7 @@ t.test('the demo client signs in and calls the open API in Chromium', { skip: sk
   await Promise.all([page.waitForURL(appUrl), page.click('button[name=decision][value=allow]')])
   await page.waitForFunction(() => document.querySelectorAll('#results .call').length >= 2)
   t.same(await page.locator('#results .call').evaluateAll((calls) => calls.map((call) => (call as HTMLElement).dataset.status)), ['200', '200'], 'the app\'s two signed calls answered')
-  const appSignedInShots = await checkLayout(t, page, { name: 'demo-app-signed-in', dir: shots, primary: '#results' })
+  const appSignedInShots = await checkLayout(t, page, { name: 'demo-app-signed-in', dir: shots, primary: '#results .call:first-child h3' })
   for (const shot of [...landingShots, ...callbackShots, ...againShots, ...appShots, ...appSignedInShots]) t.ok(existsSync(shot), `screenshot ${shot}`)
   t.same(consoleErrors, [], 'no error in the browser console (no missing favicon)')
 

@@ -9,6 +9,13 @@ export interface DemoAppConfig {
   clients: { code: string, token: string }
 }
 
+// Beside the layout's: the grant switch as radio buttons, and the actions compact enough that the
+// newest answer shows without scrolling on a phone.
+const STYLE = `#grants{border:1px solid var(--line);border-radius:8px;padding:.25rem 1rem .5rem;margin:1rem 0 0}
+#grants legend{font-weight:600;padding:0 .25rem}#grants label{display:flex;gap:.6rem;align-items:baseline;font-weight:400;margin:.5rem 0}
+#grants input{width:auto;margin:0}#signed-in .actions{gap:.5rem;margin-top:1rem}#signed-in .actions button{padding:.45rem .9rem;font-size:.9rem}
+@media (max-width:480px){#signed-in .actions button{flex:1 1 40%}}`
+
 /** The demo app's one page: a grant switch and sign-in, then the signed calls and their answers. */
 export function appPage (config: DemoAppConfig): string {
   // `<` escaped: the JSON sits in a script element, which `</script>` in a value would end.
@@ -31,19 +38,19 @@ in this browser, with <code>macgate/client</code>.</p>
 <button id="signout" type="button" class="secondary">Forget the token</button></div>
 </section>
 <div id="results"></div>
+<style>${STYLE}</style>
 <script type="application/json" id="config">${json}</script>
 <script type="module" src="/app.js"></script>`, { wide: true })
 }
 
 /**
- * The page's CSP: scripts from this origin only, calls to the gateway only, the layout's one style
- * element by its hash. What an app without a server should send, since its tokens live in the page.
+ * The page's CSP: scripts from this origin only, calls to the gateway only, its style elements by
+ * their hashes. What an app without a server should send, since its tokens live in the page.
  */
 export function appPolicy (html: string, gateway: string): string {
-  const style = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1] ?? ''
-  const hash = createHash('sha256').update(style).digest('base64')
+  const hashes = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((match) => `'sha256-${createHash('sha256').update(match[1] as string).digest('base64')}'`)
   return [
-    "default-src 'none'", "script-src 'self'", `style-src 'sha256-${hash}'`, 'img-src data:', `connect-src ${gateway}`,
+    "default-src 'none'", "script-src 'self'", `style-src ${hashes.join(' ') || "'none'"}`, 'img-src data:', `connect-src ${gateway}`,
     "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"
   ].join('; ')
 }
