@@ -38,10 +38,10 @@ async function seedDemo (store: Store, origin: string, app: DemoApp): Promise<{ 
   const banner = `Embedded store (no REDIS_URL): everything lives in this process.
   demo page    ${origin}/demo
   demo app     ${app.origin}/  (an app without a server, on its own origin)
+               its public clients: code+PKCE=${code.client.id}  implicit=${implicit.client.id}
   demo user    username=demo  password=${password}
   demo client  client_id=${client.id}  client_secret=${clientSecret}
                redirect_uri=${redirectUri}
-  app clients  public, redirect_uri=${app.origin}/: code+PKCE client_id=${code.client.id}  implicit client_id=${implicit.client.id}
 `
   return { demo: { clientId: client.id, clientSecret, redirectUri }, banner }
 }
