@@ -168,7 +168,7 @@ t.test('pages that must not read the open API\'s answers', { skip: skipWithoutCh
     return await tab.evaluate(async ({ url, authorization }) => {
       try {
         const answer = await fetch(url, { headers: { authorization } })
-        return { status: answer.status, body: await answer.text() }
+        return { status: answer.status, body: await answer.text(), challenge: answer.headers.get('www-authenticate') }
       } catch (error) {
         return { blocked: (error as Error).name }
       }
@@ -191,5 +191,5 @@ t.test('pages that must not read the open API\'s answers', { skip: skipWithoutCh
   t.equal(answered.headers.get('access-control-allow-origin'), null, 'without letting that origin read it')
   // A refusal is readable from any allowed origin, so that an app can tell why.
   const refused = await readFrom(demoApp.origin, sign().replace(/mac="[^"]+"/, 'mac="AAAA"'))
-  t.match(refused, { status: 401, body: /"code":96012/ }, 'a refusal is readable there, with its code')
+  t.match(refused, { status: 401, body: /"code":96012/, challenge: /^MAC/ }, 'a refusal is readable there, with its code and its WWW-Authenticate')
 })

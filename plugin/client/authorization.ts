@@ -1,3 +1,6 @@
+// The sign-in of an app without a server (contract section 11), for both grants: the code grant
+// with PKCE as a public client, and the implicit grant. What the app keeps between leaving for the
+// authorize page and coming back lives in the tab's sessionStorage; the tokens are returned.
 import { randomText, base64url } from './base64.js'
 import { parseImplicitFragment, parseTokenResponse, TokenEndpointError, type TokenResponse } from './token-response.js'
 
@@ -11,7 +14,11 @@ export interface PublicClient {
 }
 
 /** What keeps the pending authorization across the redirect: `sessionStorage` in a browser. */
-export type AuthorizationStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>
+export interface AuthorizationStorage {
+  getItem: (key: string) => string | null
+  setItem: (key: string, value: string) => void
+  removeItem: (key: string) => void
+}
 
 /** Why completeAuthorization refused what came back (an error from the server is a TokenEndpointError). */
 export type AuthorizationRefusal = 'not-started' | 'state-mismatch' | 'no-code'
