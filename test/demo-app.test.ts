@@ -6,11 +6,16 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createHash } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { transform } from 'esbuild'
 import t from 'tap'
 import { startDemoApp } from '../gateway/demo/app-server.js'
 import { appPolicy } from '../gateway/demo/app-page.js'
 import { BROWSER_CLIENT_MODULES, loadBrowserClient } from '../gateway/demo/client-modules.js'
+import { cliEnv } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
+import { freePort } from './helpers/redis.js'
 import { ROOT } from './helpers/source.js'
 
 t.test('the demo app serves its page once configured, its script and the browser entry\'s modules', async (t) => {
@@ -72,4 +77,27 @@ t.test('built, the compiled modules go out as they are', async (t) => {
     expected.set(`${name}.js`, code)
   }
   t.same(await loadBrowserClient(pathToFileURL(join(dir, 'gateway/demo/client-modules.js')).href), expected)
+})
+
+// The demo app listens before the gateway is built: a start that fails after it must close it too,
+// or the process would stay up on its socket after the error.
+t.test('macgate start closes the demo app when the start fails', async (t) => {
+  const listening = () => process.getActiveResourcesInfo().filter((resource) => resource === 'TCPServerWrap').length
+  // A closed server's handle goes a few turns after its close resolves: wait for it (5 s at most).
+  const settled = async (count: number) => {
+    for (let turn = 0; turn < 500 && listening() !== count; turn++) await new Promise((resolve) => setTimeout(resolve, 10))
+    return listening()
+  }
+  const before = listening()
+  const badLevel = await runInProcess(['start'], cliEnv({ PORT: String(await freePort()), LOG_LEVEL: 'nonsense' }))
+  t.match(badLevel, { code: 1, stderr: /level:nonsense/ }, 'the gateway cannot be built')
+  t.equal(await settled(before), before, 'no server left listening')
+
+  const taken = createServer().listen(0, '127.0.0.1')
+  await once(taken, 'listening')
+  t.teardown(() => { taken.close() })
+  const port = String((taken.address() as { port: number }).port)
+  const busy = await runInProcess(['start'], cliEnv({ PORT: port, ADMIN_PORT: 'off' }))
+  t.match(busy, { code: 2, stderr: new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: EADDRINUSE`) }, 'the gateway cannot listen')
+  t.equal(await settled(before + 1), before + 1, 'no server left listening but the test\'s own')
 })
