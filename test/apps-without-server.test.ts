@@ -4,7 +4,6 @@
 // or holding another client's token, cannot read the open API's answers. The shared request vectors
 // run in the page as in Node (client-web.test.ts).
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { BrowserContext, Page, Request } from 'playwright-core'
 import t, { type Test } from 'tap'
@@ -15,9 +14,7 @@ import { ScopeRegistry } from '../plugin/core/scope.js'
 import { addClient, addUser, buildTestApp, InjectBrowser } from './helpers/app.js'
 import { launch, skipWithoutChromium } from './helpers/browser.js'
 import { grantTokens } from './helpers/grants.js'
-import type { RequestVector } from './client-web.test.js'
-
-const VECTORS = (JSON.parse(readFileSync(new URL('fixtures/client-vectors.json', import.meta.url), 'utf8')) as { requests: RequestVector[] }).requests
+import { REQUEST_VECTORS as VECTORS } from './helpers/client-vectors.js'
 
 /** The gateway, the demo app at its own origin with its two public clients, and a user. */
 async function startApps (t: Test) {

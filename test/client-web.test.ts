@@ -3,7 +3,6 @@
 // against a real local token endpoint. The same vectors run in Chromium in client-browser.test.ts.
 import { once } from 'node:events'
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
@@ -25,21 +24,7 @@ import {
 import * as browserEntry from '../plugin/client/browser.js'
 import { parseMacHeader } from '../plugin/mac/header.js'
 import { nonceMinutes } from '../plugin/mac/signature.js'
-
-export interface RequestVector {
-  source: string
-  method: string
-  url: string
-  access_token: string
-  mac_key: string
-  mac_algorithm?: string
-  nonce: string
-  string: string
-  mac: string
-  header: string
-}
-
-const VECTORS = (JSON.parse(readFileSync(new URL('fixtures/client-vectors.json', import.meta.url), 'utf8')) as { requests: RequestVector[] }).requests
+import { REQUEST_VECTORS as VECTORS, type RequestVector } from './helpers/client-vectors.js'
 
 const optionsOf = (vector: RequestVector) => ({
   method: vector.method,
