@@ -1,6 +1,6 @@
 // The Web Crypto signer and the sign-in helpers of macgate/client, in Node (which has
 // globalThis.crypto as browsers do): both signers against the shared request vectors, and the helpers
-// against a real local token endpoint. The same vectors run in Chromium in client-browser.test.ts.
+// against a real local token endpoint. The same vectors run in Chromium in apps-without-server.test.ts.
 import { once } from 'node:events'
 import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
