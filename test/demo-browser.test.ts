@@ -1,7 +1,8 @@
 // The /demo page in real Chromium against `macgate start` on the embedded store: from the landing
 // page, sign in as the demo user, allow, and see the exchanged token and two signed open API calls
-// on /demo/callback; a reload of it says the sign-in is done. The landing page and the demo's last
-// pages are checked and photographed at a desktop and a phone width, into the test's fixture dir.
+// on /demo/callback; a reload of it says the sign-in is done; then the demo app on its own origin
+// signs in and calls the open API from the page. The landing page and the demo's last pages are
+// checked and photographed at a desktop and a phone width, into the test's fixture dir.
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import t from 'tap'
@@ -98,7 +99,22 @@ t.test('the demo client signs in and calls the open API in Chromium', { skip: sk
   const againShots = await checkLayout(t, page, { name: 'demo-reloaded', dir: shots, primary: '#again' })
   await Promise.all([page.waitForURL((url) => url.pathname === '/oauth2/authorize'), page.click('#again')])
   t.equal(await page.textContent('#account'), 'demo', 'signing in again goes straight to the consent page')
-  for (const shot of [...landingShots, ...callbackShots, ...againShots]) t.ok(existsSync(shot), `screenshot ${shot}`)
+
+  // The demo app the banner names: an app without a server on an origin of its own, signing in
+  // with the code grant and PKCE as a public client, and reading the profile in the page.
+  const appUrl = /demo app +(http:\/\/127\.0\.0\.1:[0-9]+\/) /.exec(stdout)?.[1] ?? ''
+  t.match(stdout, /\n {15}its public clients: code\+PKCE=[1-9][0-9]{18} +implicit=[1-9][0-9]{18}\n/, 'the banner names the demo app and its clients')
+  t.not(new URL(appUrl).origin, origin, 'on an origin of its own')
+  await page.goto(appUrl)
+  await page.waitForSelector('body[data-ready=true]')
+  const appShots = await checkLayout(t, page, { name: 'demo-app', dir: shots, primary: '#signin' })
+  await Promise.all([page.waitForURL((url) => url.pathname === '/oauth2/authorize'), page.click('#signin')])
+  t.equal(await page.textContent('h1'), 'Authorize macgate demo app (code + PKCE)', 'signed in already: the consent page names the app')
+  await Promise.all([page.waitForURL(appUrl), page.click('button[name=decision][value=allow]')])
+  await page.waitForFunction(() => document.querySelectorAll('#results .call').length >= 2)
+  t.same(await page.locator('#results .call').evaluateAll((calls) => calls.map((call) => (call as HTMLElement).dataset.status)), ['200', '200'], 'the app\'s two signed calls answered')
+  const appSignedInShots = await checkLayout(t, page, { name: 'demo-app-signed-in', dir: shots, primary: '#results .call:first-child h3' })
+  for (const shot of [...landingShots, ...callbackShots, ...againShots, ...appShots, ...appSignedInShots]) t.ok(existsSync(shot), `screenshot ${shot}`)
   t.same(consoleErrors, [], 'no error in the browser console (no missing favicon)')
 
   const sigtermAt = Date.now()

@@ -10,13 +10,15 @@ import { ROOT } from './helpers/source.js'
 
 t.setTimeout(120_000)
 
+interface Entry { types: string, default: string }
+
 interface Manifest {
   files: string[]
   bin: Record<string, string>
   main: string
   types: string
   typesVersions: Record<string, Record<string, string[]>>
-  exports: Record<string, { types: string, default: string }>
+  exports: Record<string, Entry & { browser?: Entry }>
   engines: { node: string }
 }
 
@@ -29,17 +31,27 @@ const targets = [
   manifest.main,
   manifest.types,
   ...Object.values(manifest.typesVersions['*'] ?? {}).flat(),
-  ...Object.values(manifest.exports).flatMap(({ types, default: code }) => [types, code])
+  ...Object.values(manifest.exports).flatMap(({ types, default: code, browser }) => [types, code, ...(browser === undefined ? [] : [browser.types, browser.default])])
 ].map(strip)
 
 t.test('package.json: types beside every entry point, an honest engines range', async (t) => {
-  for (const [entry, conditions] of Object.entries(manifest.exports)) {
-    t.same(Object.keys(conditions), ['types', 'default'], `${entry}: types first, as TypeScript reads conditions in order`)
-    t.equal(conditions.types, conditions.default.replace(/\.js$/, '.d.ts'), `${entry}: the declarations beside the code`)
+  for (const [entry, { browser, ...conditions }] of Object.entries(manifest.exports)) {
+    // A browser build comes first (conditions are read in order), with types and code of its own.
+    t.same(Object.keys(manifest.exports[entry]!), [...(browser === undefined ? [] : ['browser']), 'types', 'default'], `${entry}: types first, as TypeScript reads conditions in order`)
+    const pairs: Array<[string, Entry]> = [['', conditions], ...(browser === undefined ? [] : [[' (browser)', browser] as [string, Entry]])]
+    for (const [name, pair] of pairs) {
+      t.same(Object.keys(pair), ['types', 'default'], `${entry}${name}: types first`)
+      t.equal(pair.types, pair.default.replace(/\.js$/, '.d.ts'), `${entry}${name}: the declarations beside the code`)
+    }
   }
+  t.same(manifest.exports['./client']!.browser, manifest.exports['./client/browser'], 'browsers get macgate/client/browser as macgate/client')
   t.equal(manifest.types, manifest.exports['.']!.types, 'the top-level types are the main entry\'s')
   t.equal(manifest.main, manifest.exports['.']!.default)
-  t.same(manifest.typesVersions['*'], { client: [strip(manifest.exports['./client']!.types)], gateway: [strip(manifest.exports['./gateway']!.types)] }, 'the subpaths for node10 resolution')
+  t.same(manifest.typesVersions['*'], {
+    client: [strip(manifest.exports['./client']!.types)],
+    'client/browser': [strip(manifest.exports['./client/browser']!.types)],
+    gateway: [strip(manifest.exports['./gateway']!.types)]
+  }, 'the subpaths for node10 resolution')
   const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { declaration?: boolean, outDir: string } }
   t.equal(tsconfig.compilerOptions.declaration, true, 'the build emits the declarations the types point at')
   t.equal(manifest.engines.node, '^20.19.0 || >=22.12.0', 'Node 20 from 20.19 (require of ES modules), 22 from 22.12')

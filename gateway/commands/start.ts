@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { AuditEvents, createUser, defaultScopes, registerClient, ScopeRegistry, type Store } from '../../plugin/index.js'
 import { logAuditEvents } from '../access-log.js'
 import { loadConfig } from '../config.js'
+import { startDemoApp, type DemoApp } from '../demo/app-server.js'
 import type { DemoClient } from '../demo/routes.js'
 import { logDestination } from '../log-destination.js'
 import { buildGateway } from '../server.js'
@@ -20,14 +21,24 @@ function portOf (value: string | undefined): number {
   return port
 }
 
-/** With the embedded store nothing exists yet: a demo client and user to walk the flow with. */
-async function seedDemo (store: Store, origin: string): Promise<{ demo: DemoClient, banner: string }> {
+/**
+ * With the embedded store nothing exists yet: a demo client and user to walk the flow with, and the
+ * demo app's two public clients (code with PKCE, and the implicit grant) at its own origin.
+ */
+async function seedDemo (store: Store, origin: string, app: DemoApp): Promise<{ demo: DemoClient, banner: string }> {
   const redirectUri = `${origin}/demo/callback`
-  const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), { name: 'macgate demo', redirectUris: [redirectUri], scope: '1 3 4 6' })
+  const registry = new ScopeRegistry()
+  const { client, clientSecret } = await registerClient(store, registry, { name: 'macgate demo', redirectUris: [redirectUri], scope: '1 3 4 6' })
+  const appClient = { redirectUris: [`${app.origin}/`], scope: '1 3 4 6', public: true as const }
+  const code = await registerClient(store, registry, { ...appClient, name: 'macgate demo app (code + PKCE)' })
+  const implicit = await registerClient(store, registry, { ...appClient, name: 'macgate demo app (implicit)', responseTypes: ['token'] })
+  app.configure({ gateway: origin, redirectUri: `${app.origin}/`, scope: '1 3 4 6', clients: { code: code.client.id, token: implicit.client.id } })
   const password = randomBytes(9).toString('base64url')
   await createUser(store, 'demo', password)
   const banner = `Embedded store (no REDIS_URL): everything lives in this process.
   demo page    ${origin}/demo
+  demo app     ${app.origin}/  (an app without a server, on its own origin)
+               its public clients: code+PKCE=${code.client.id}  implicit=${implicit.client.id}
   demo user    username=demo  password=${password}
   demo client  client_id=${client.id}  client_secret=${clientSecret}
                redirect_uri=${redirectUri}
@@ -68,9 +79,12 @@ export async function startCommand (args: string[]): Promise<void> {
   const store = await openCommandStore()
   // The demo's callback must be a loopback http URI (contract section 1).
   const loopback = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
-  const seeded = store.kind === 'memory' && port !== 0 && ['127.0.0.1', 'localhost', '::1'].includes(loopback)
-    ? await seedDemo(store, `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${port}`)
+  const demoApp = store.kind === 'memory' && port !== 0 && ['127.0.0.1', 'localhost', '::1'].includes(loopback)
+    ? await startDemoApp(loopback)
     : undefined
+  const seeded = demoApp === undefined
+    ? undefined
+    : await seedDemo(store, `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${port}`, demoApp)
   const app = await buildGateway({
     store,
     // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
@@ -78,8 +92,12 @@ export async function startCommand (args: string[]): Promise<void> {
     ...(process.env.MACGATE_SECRET !== undefined && { secret: process.env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
     logger: { level: process.env.LOG_LEVEL ?? 'info', stream: logDestination() }
+  }).catch(async (error: unknown) => {
+    await demoApp?.close()
+    throw error
   })
   app.addHook('onClose', async () => await store.close())
+  if (demoApp !== undefined) app.addHook('onClose', demoApp.close)
   try {
     await app.listen({ port, host })
   } catch (error) {

@@ -1,63 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { nonceMinutes } from './string-to-sign.js'
 
-/**
- * Which query string is signed. `primary` is the contract's (Python and PHP SDKs); the Java SDK
- * signs `form-encoded` values and the documentation leaves out empty values (`without-empty`).
- */
-export type QueryVariant = 'primary' | 'form-encoded' | 'without-empty'
-
-type Pair = [name: string, value: string]
-
-// Plain UTF-16 code-unit order, the same as Java's String.compareTo (no locale collation).
-function compare (a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
-}
-
-function byNameThenValue (a: Pair, b: Pair): number {
-  return compare(a[0], b[0]) || compare(a[1], b[1])
-}
-
-/** The query as signed: form-decoded pairs sorted by name then value. `rawQuery` has no leading `?`. */
-export function canonicalQuery (rawQuery: string, variant: QueryVariant = 'primary'): string {
-  if (rawQuery === '') return ''
-  // URLSearchParams drops one leading `?`; prefixing one keeps a query that itself starts with `?`
-  // (from a URL like `/p??a=1`) intact, so the name stays `?a` as a servlet container would see it.
-  const pairs: Pair[] = [...new URLSearchParams(`?${rawQuery}`)]
-  pairs.sort(byNameThenValue)
-  // URLSearchParams serialises exactly as Java's URLEncoder: `*-._` and alphanumerics kept, space
-  // as `+`, everything else as UTF-8 percent-escapes with upper-case hex.
-  if (variant === 'form-encoded') return new URLSearchParams(pairs).toString()
-  const kept = variant === 'without-empty' ? pairs.filter(([, value]) => value !== '') : pairs
-  return kept.map(([name, value]) => `${name}=${value}`).join('&')
-}
-
-/** The request's host name as signed: lower case, without port; IPv6 literals keep their brackets. */
-export function signingHost (host: string): string {
-  const lower = host.toLowerCase()
-  if (lower.startsWith('[')) {
-    const end = lower.indexOf(']')
-    return end === -1 ? lower : lower.slice(0, end + 1)
-  }
-  const colon = lower.indexOf(':')
-  // More than one `:` without brackets can only be a bare IPv6 address, which has no port.
-  if (colon === -1 || lower.indexOf(':', colon + 1) !== -1) return lower
-  return lower.slice(0, colon)
-}
-
-export interface SigningInput {
-  nonce: string
-  method: string
-  /** The Host header or URL host; port and case are normalised here. */
-  host: string
-  /** The request path exactly as sent. */
-  path: string
-  /** Already canonical, see canonicalQuery. */
-  query: string
-}
-
-export function stringToSign ({ nonce, method, host, path, query }: SigningInput): string {
-  return `${nonce}\n${method.toUpperCase()}\n${signingHost(host)}\n${path}\n${query}\n`
-}
+// The signing string's parts live apart from node:crypto, for the browser entry of macgate/client.
+export { canonicalQuery, nonceMinutes, signingHost, stringToSign, type QueryVariant, type SigningInput } from './string-to-sign.js'
 
 /** The token's mac_algorithm as node:crypto names it; anything but HmacSha256 is the spec's HmacSha1. */
 export function hmacOf (macAlgorithm: string | undefined): 'sha1' | 'sha256' {
@@ -74,11 +19,6 @@ export function macMatches (expected: string, given: string): boolean {
   const a = Buffer.from(expected, 'utf8')
   const b = Buffer.from(given, 'utf8')
   return a.length === b.length && timingSafeEqual(a, b)
-}
-
-/** Unix time in whole minutes, the nonce's M. */
-export function nonceMinutes (nowMs: number = Date.now()): number {
-  return Math.floor(nowMs / 60000)
 }
 
 /** A fresh nonce `R:M`, R a random signed 64-bit integer as the SDKs send it. */
