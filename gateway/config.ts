@@ -73,8 +73,9 @@ export const sampleRoutes: RouteRule[] = [
   { path: '/user/phoneAndEmail', methods: ['GET'], scopes: ['4', '6'], match: 'any' }
 ]
 
-/** One URL, or several (instances of one service); the pattern applies to a string, the items to an array. */
-const upstreamSchema = { type: ['string', 'array'], pattern: '^https?://', minItems: 1, maxItems: 64, items: { type: 'string', pattern: '^https?://' } }
+/** One URL, or several (instances of one service): checked by badUpstream, whose sentences fit either form. */
+const upstreamSchema = {}
+const MAX_INSTANCES = 64
 
 const MS = { type: 'integer', minimum: 1, maximum: 3_600_000 }
 const timeoutProperties = { connectMs: MS, headersMs: MS, bodyIdleMs: MS }
@@ -144,14 +145,23 @@ function isHttpUrl (value: string): boolean {
   return (protocol === 'http:' || protocol === 'https:') && hostname !== ''
 }
 
-/** Where an upstream (one URL or several) has a URL that is not an absolute http(s) one, or a URL twice. */
-function badUpstream (upstream: string | string[] | undefined, field: string): string[] {
+/** What is wrong with one upstream URL, or undefined. */
+function badUrl (url: unknown, field: string): string | undefined {
+  if (typeof url !== 'string') return `${field} must be a URL`
+  if (!/^https?:\/\//.test(url)) return `${field} must match pattern "^https?://"`
+  if (!isHttpUrl(url)) return `${field} must be an absolute http or https URL`
+  return undefined
+}
+
+/** What is wrong with an upstream (one URL, or an array of 1 to 64, each instance once). */
+function badUpstream (upstream: unknown, field: string): string[] {
   if (upstream === undefined) return []
-  const urls = typeof upstream === 'string' ? [upstream] : upstream
-  const bad = urls.some((url) => !isHttpUrl(url))
-  if (bad) return [`${field} must be an absolute http or https URL${typeof upstream === 'string' ? '' : ' each'}`]
-  if (new Set(urls.map((url) => new URL(url).origin)).size < urls.length) return [`${field} names one instance twice`]
-  return []
+  if (typeof upstream === 'string') return [badUrl(upstream, field)].filter((problem) => problem !== undefined)
+  if (!Array.isArray(upstream)) return [`${field} must be a URL or an array of URLs`]
+  if (upstream.length === 0 || upstream.length > MAX_INSTANCES) return [`${field} must list 1 to ${MAX_INSTANCES} URLs`]
+  const problems = upstream.map((url, index) => badUrl(url, `${field}[${index}]`)).filter((problem) => problem !== undefined)
+  if (problems.length === 0 && new Set(upstream.map((url: string) => new URL(url).origin)).size < upstream.length) return [`${field} names one instance twice`]
+  return problems
 }
 
 export class ConfigError extends Error {
