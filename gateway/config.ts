@@ -146,20 +146,20 @@ function isHttpUrl (value: string): boolean {
 }
 
 /** What is wrong with one upstream URL, or undefined. */
-function badUrl (url: unknown, field: string): string | undefined {
+function badUrl (url: unknown, field: string, from: string): string | undefined {
   if (typeof url !== 'string') return `${field} must be a URL`
   if (!/^https?:\/\//.test(url)) return `${field} must match pattern "^https?://"`
-  if (!isHttpUrl(url)) return `${field} must be an absolute http or https URL`
+  if (!isHttpUrl(url)) return `${field}${from} must be an absolute http or https URL`
   return undefined
 }
 
 /** What is wrong with an upstream (one URL, or an array of 1 to 64, each instance once). */
-function badUpstream (upstream: unknown, field: string): string[] {
+function badUpstream (upstream: unknown, field: string, from = ''): string[] {
   if (upstream === undefined) return []
-  if (typeof upstream === 'string') return [badUrl(upstream, field)].filter((problem) => problem !== undefined)
+  if (typeof upstream === 'string') return [badUrl(upstream, field, from)].filter((problem) => problem !== undefined)
   if (!Array.isArray(upstream)) return [`${field} must be a URL or an array of URLs`]
   if (upstream.length === 0 || upstream.length > MAX_INSTANCES) return [`${field} must list 1 to ${MAX_INSTANCES} URLs`]
-  const problems = upstream.map((url, index) => badUrl(url, `${field}[${index}]`)).filter((problem) => problem !== undefined)
+  const problems = upstream.map((url, index) => badUrl(url, `${field}[${index}]`, from)).filter((problem) => problem !== undefined)
   if (problems.length === 0 && new Set(upstream.map((url: string) => new URL(url).origin)).size < upstream.length) return [`${field} names one instance twice`]
   return problems
 }
@@ -215,7 +215,7 @@ export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): Gatew
     throw error
   }
   const badUrls = [
-    ...badUpstream(config.upstream, `config.upstream${fromEnv ? ' (from MACGATE_UPSTREAM)' : ''}`),
+    ...badUpstream(config.upstream, 'config.upstream', fromEnv ? ' (from MACGATE_UPSTREAM)' : ''),
     ...(config.routes ?? []).flatMap((route, index) => badUpstream(route.upstream, `config.routes[${index}].upstream`))
   ]
   if (badUrls.length > 0) throw new ConfigError(`invalid config: ${badUrls.join('; ')}`)
