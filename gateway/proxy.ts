@@ -166,7 +166,7 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
         retryDelay
       },
       handler (_request, reply, dest, options) {
-        reply.raw.once('close', cancelIfCut)
+        reply.raw.on('close', cancelIfCut)
         return reply.from(dest, options)
       },
       // Any object with `request` is reply-from's dispatcher: ours picks each route's upstream.

@@ -13,6 +13,9 @@ import { API_HOST, defaultAuthorization, hmac, liveToken, nonceAt, signedInject,
 import { eventually } from './helpers/live.js'
 import { memoryLog } from './helpers/memory-log.js'
 import { parseMetrics } from './helpers/metrics-text.js'
+import { answerFor, causeOf } from '../gateway/upstreams/failure.js'
+import { FailureLog } from '../gateway/upstreams/failure-log.js'
+import { recordingUpstream } from './helpers/gateway.js'
 import { answeringUpstream, hangingUpstream, httpUpstream, refusingUpstream, resettingUpstream, tricklingUpstream } from './helpers/faulty-upstream.js'
 
 const QUICK = { connectMs: 300, headersMs: 300, bodyIdleMs: 300 }
@@ -253,4 +256,52 @@ t.test('header-incomplete client connections are closed after clientTimeouts.hea
   socket.on('error', () => {})
   t.ok(await eventually(async () => socket.destroyed || socket.readableEnded, 3000, 20), 'closed by the gateway')
   t.match(Buffer.concat(received).toString('latin1'), /^(HTTP\/1\.1 408|)/, 'with a 408, or just closed')
+})
+
+t.test('causes: undici\'s and the socket\'s codes, each to its answer', async (t) => {
+  const coded = (code?: string): Error => Object.assign(new Error(code ?? 'no code'), code === undefined ? {} : { code })
+  const table: Array<[string | undefined, string, number]> = [
+    ['ECONNREFUSED', 'refused', 502], ['ECONNRESET', 'reset', 502], ['EPIPE', 'reset', 502], ['UND_ERR_SOCKET', 'reset', 502],
+    ['ENOTFOUND', 'dns', 502], ['EAI_AGAIN', 'dns', 502], ['EAI_FAIL', 'dns', 502],
+    ['ERR_TLS_CERT_ALTNAME_INVALID', 'tls', 502], ['ERR_SSL_WRONG_VERSION_NUMBER', 'tls', 502], ['DEPTH_ZERO_SELF_SIGNED_CERT', 'tls', 502],
+    ['SELF_SIGNED_CERT_IN_CHAIN', 'tls', 502], ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'tls', 502], ['CERT_HAS_EXPIRED', 'tls', 502], ['EPROTO', 'tls', 502],
+    ['UND_ERR_CONNECT_TIMEOUT', 'connect_timeout', 504], ['UND_ERR_HEADERS_TIMEOUT', 'headers_timeout', 504],
+    ['UND_ERR_BODY_TIMEOUT', 'body_timeout', 502], ['UND_ERR_ABORTED', 'caller_gone', 502],
+    ['UND_ERR_INVALID_ARG', 'other', 502], [undefined, 'other', 502]
+  ]
+  for (const [code, cause, status] of table) {
+    t.equal(causeOf(coded(code)), cause, `${String(code)} is ${cause}`)
+    t.equal(answerFor(causeOf(coded(code))).statusCode, status)
+  }
+  t.match(answerFor('busy'), { statusCode: 503, errno: 503, message: 'upstream busy' })
+})
+
+t.test('the failure log: one line a second per upstream and cause, with the count left out', async (t) => {
+  const log = memoryLog()
+  const { default: pino } = await import('pino')
+  let now = 10_000
+  const failures = new FailureLog(pino(log.stream), () => now)
+  for (let i = 0; i < 5; i++) failures.failed('http://a', 'http://a', 'refused', new Error('connect ECONNREFUSED'))
+  failures.failed('http://a', 'http://a', 'reset', new Error('other side closed'))
+  failures.failed('http://b', 'http://b', 'refused', new Error('connect ECONNREFUSED'))
+  failures.failed('http://a', 'http://a', 'caller_gone', new Error('aborted'))
+  now += 999
+  failures.failed('http://a', 'http://a', 'refused', undefined)
+  now += 1
+  failures.failed('http://a', 'http://a', 'refused', undefined)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(log.lines.map(({ upstream, cause, suppressed }) => [upstream, cause, suppressed]), [
+    ['http://a', 'refused', 0], ['http://a', 'reset', 0], ['http://b', 'refused', 0], ['http://a', 'refused', 5]
+  ], 'the first of each, then the next a second later with the five left out; a caller leaving is no line')
+  t.equal(log.lines[0]!.reason, 'connect ECONNREFUSED')
+  new FailureLog(undefined).failed('http://a', 'http://a', 'refused', undefined)
+  new FailureLog(undefined).ejected('http://a', 'http://a', 3, 10)
+})
+
+t.test('an upstream URL\'s path goes before the request\'s; Host is the instance\'s own', async (t) => {
+  const upstream = await recordingUpstream(t)
+  const { call } = await gateway(t, { routes: [route('/echo/*', `${upstream.url}/base/`)] })
+  t.equal((await call('/echo/x?a=1')).statusCode, 200)
+  t.equal(upstream.requests[0]!.url, '/base/echo/x?a=1')
+  t.equal(upstream.requests[0]!.headers.host, upstream.url.slice('http://'.length))
 })

@@ -35,9 +35,13 @@ export function failedBeforeSending (cause: FailureCause): boolean {
   return cause === 'refused' || cause === 'dns' || cause === 'tls' || cause === 'connect_timeout'
 }
 
-/** Causes that count against an instance's health (its own fault, not the caller's or the gateway's). */
+/**
+ * Causes that count against an instance's health: it cannot be reached, or does not answer. Not a
+ * reset after the request went out, nor an error undici raises about the request itself ('other'):
+ * a caller could bring those about on purpose, and have healthy instances skipped.
+ */
 export function countsAgainstInstance (cause: FailureCause): boolean {
-  return cause !== 'caller_gone' && cause !== 'busy' && cause !== 'no_instance' && cause !== 'body_timeout'
+  return failedBeforeSending(cause) || cause === 'headers_timeout'
 }
 
 /** The caller's answer: 504 for time, 503 for the gateway's own bound, 502 for the rest. */

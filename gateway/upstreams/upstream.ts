@@ -193,9 +193,9 @@ export class Upstream {
 
   /** Counts a body that stalled after the headers (undici reports it on its diagnostics channel). */
   bodyStalled (origin: string, error: Error): void {
-    const instance = this.#instances.find((candidate) => candidate.origin === origin)
+    const instance = this.#instances.find((candidate) => candidate.origin === origin)!
     this.counts.failures.body_timeout++
-    this.#log.failed(this.name, instance?.name ?? origin, 'body_timeout', error)
+    this.#log.failed(this.name, instance.name, 'body_timeout', error)
   }
 
   async close (): Promise<void> {

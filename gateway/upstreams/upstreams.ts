@@ -30,7 +30,6 @@ export class Upstreams {
   readonly #settings: UpstreamSettings
   readonly #log: FailureLog
   readonly #byOrigin = new Map<string, Upstream>()
-  #watching = false
 
   constructor (settings: UpstreamSettings, log: FailureLog) {
     this.#settings = settings
@@ -74,19 +73,16 @@ export class Upstreams {
   readonly #onRequestError = (message: unknown): void => {
     const { request, error } = message as { request: { origin?: unknown }, error: Error & { code?: string } }
     if (error.code !== 'UND_ERR_BODY_TIMEOUT') return
-    const upstream = this.#byOrigin.get(String(request.origin))
-    upstream?.bodyStalled(String(request.origin), error)
+    this.#byOrigin.get(String(request.origin))?.bodyStalled(String(request.origin), error)
   }
 
+  /** Until close: the body-timeout watch. */
   watch (): void {
-    if (this.#watching) return
-    this.#watching = true
     subscribe('undici:request:error', this.#onRequestError)
   }
 
   async close (): Promise<void> {
-    if (this.#watching) unsubscribe('undici:request:error', this.#onRequestError)
-    this.#watching = false
+    unsubscribe('undici:request:error', this.#onRequestError)
     await Promise.all(this.all.map(async (upstream) => await upstream.close()))
   }
 }
