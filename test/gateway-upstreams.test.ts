@@ -305,3 +305,18 @@ t.test('an upstream URL\'s path goes before the request\'s; Host is the instance
   t.equal(upstream.requests[0]!.url, '/base/echo/x?a=1')
   t.equal(upstream.requests[0]!.headers.host, upstream.url.slice('http://'.length))
 })
+
+t.test('failures count in a row: an answer in between starts the count again', async (t) => {
+  // Odd requests are answered well after the headers timeout (undici's timer for it ticks every half
+  // second: a 300 ms timeout fires within about 1.3 s), even ones at once.
+  const flaky = await httpUpstream(t, (_request, response, n) => {
+    const answer = (): void => { response.end('{}') }
+    if (n % 2 === 1) setTimeout(answer, 2000).unref()
+    else answer()
+  })
+  const { call } = await gateway(t, {
+    routes: [route('/api/*', flaky.url)],
+    upstreamPool: { connections: 4, maxWaiting: 10, ejectAfterFailures: 2, ejectMs: 60_000 }
+  })
+  t.same([(await call('/api/1')).statusCode, (await call('/api/2')).statusCode, (await call('/api/3')).statusCode, (await call('/api/4')).statusCode], [504, 200, 504, 200], 'never two in a row: never skipped')
+})
