@@ -170,7 +170,9 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
         return reply.from(dest, options)
       },
       // Any object with `request` is reply-from's dispatcher: ours picks each route's upstream.
-      undici: upstreams.dispatcher as never
+      undici: upstreams.dispatcher as never,
+      // Its two info lines per request are not even called (the quiet logger would drop them).
+      disableRequestLogging: true
     })
   })
 }
