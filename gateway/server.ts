@@ -83,7 +83,7 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   })
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts: _clientTimeouts, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
   registerHealth(app, store)
   registerRequestMetrics(app, app.macgate.metrics.requestDuration)
