@@ -7,6 +7,44 @@ export interface RouteRule {
   methods: string[]
   scopes: string[]
   match: 'all' | 'any'
+  /** This route's service (one URL, or several instances balanced); default the top-level one. */
+  upstream?: string | string[]
+  /** This route's upstream timeouts; each one left out is the gateway-wide one. */
+  timeouts?: Partial<UpstreamTimeouts>
+}
+
+/** How long the gateway waits on an upstream, in milliseconds. */
+export interface UpstreamTimeouts {
+  /** To open a connection (TCP, and TLS for https). */
+  connectMs: number
+  /** From the request sent to the response's headers: past it, 504. */
+  headersMs: number
+  /** Between two chunks of the response body: past it, the response is cut. */
+  bodyIdleMs: number
+}
+
+/** Each upstream's connection pool and passive health check. */
+export interface UpstreamPoolSettings {
+  /** Connections to each instance. */
+  connections: number
+  /** Requests waiting for an upstream (each instance's connections included) beyond which 503 at once. */
+  maxWaiting: number
+  /** Connection failures or timeouts in a row after which an instance is skipped... */
+  ejectAfterFailures: number
+  /** ...for this long, then tried again. */
+  ejectMs: number
+}
+
+/** The gateway's own server towards its callers (Node's http.Server settings), in milliseconds. */
+export interface ClientTimeouts {
+  /** A connection must send a request's complete headers within this (checked every `checkIntervalMs`). */
+  headersMs: number
+  /** A request, body included, must have arrived within this (0: no limit). */
+  requestMs: number
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number
+  /** How often the two above are checked. */
+  checkIntervalMs: number
 }
 
 type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }
@@ -16,11 +54,14 @@ type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }
  * under their own names (passed to the plugin unchanged, validated by the plugin's schema).
  */
 export type GatewayConfig = {
-  /** Where verified requests go; without it, the sample open API runs in process. */
-  upstream?: string
+  /** Where verified requests go (one URL or several instances); without it, the sample open API runs in process. */
+  upstream?: string | string[]
   routes: RouteRule[]
   /** Forward X-HTTP-Method-Override and its kin upstream (default false: they are stripped). */
   forwardMethodOverride: boolean
+  timeouts: UpstreamTimeouts
+  upstreamPool: UpstreamPoolSettings
+  clientTimeouts: ClientTimeouts
 } & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
   tokenCache: Resolved<NonNullable<MacgateSettings['tokenCache']>>
 }
@@ -32,10 +73,17 @@ export const sampleRoutes: RouteRule[] = [
   { path: '/user/phoneAndEmail', methods: ['GET'], scopes: ['4', '6'], match: 'any' }
 ]
 
+/** One URL, or several (instances of one service): checked by badUpstream, whose sentences fit either form. */
+const upstreamSchema = {}
+const MAX_INSTANCES = 64
+
+const MS = { type: 'integer', minimum: 1, maximum: 3_600_000 }
+const timeoutProperties = { connectMs: MS, headersMs: MS, bodyIdleMs: MS }
+
 const schema = {
   ...settingsSchema,
   properties: {
-    upstream: { type: 'string', pattern: '^https?://' },
+    upstream: upstreamSchema,
     routes: {
       type: 'array',
       items: {
@@ -46,11 +94,45 @@ const schema = {
           path: { type: 'string', pattern: '^/[^?#]*$' },
           methods: { type: 'array', minItems: 1, items: { enum: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] }, default: ['GET'] },
           scopes: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' }, default: [] },
-          match: { enum: ['all', 'any'], default: 'all' }
+          match: { enum: ['all', 'any'], default: 'all' },
+          upstream: upstreamSchema,
+          timeouts: { type: 'object', additionalProperties: false, properties: timeoutProperties }
         }
       }
     },
     forwardMethodOverride: { type: 'boolean', default: false },
+    timeouts: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        connectMs: { ...MS, default: 5000 },
+        headersMs: { ...MS, default: 30_000 },
+        bodyIdleMs: { ...MS, default: 30_000 }
+      }
+    },
+    upstreamPool: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        connections: { type: 'integer', minimum: 1, maximum: 4096, default: 128 },
+        maxWaiting: { type: 'integer', minimum: 0, maximum: 100_000, default: 1024 },
+        ejectAfterFailures: { type: 'integer', minimum: 1, maximum: 1000, default: 3 },
+        ejectMs: { ...MS, default: 10_000 }
+      }
+    },
+    clientTimeouts: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        headersMs: { ...MS, default: 15_000 },
+        requestMs: { type: 'integer', minimum: 0, maximum: 3_600_000, default: 300_000 },
+        keepAliveMs: { ...MS, default: 72_000 },
+        checkIntervalMs: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 }
+      }
+    },
     ...settingsSchema.properties
   }
 }
@@ -61,6 +143,25 @@ function isHttpUrl (value: string): boolean {
   if (!URL.canParse(value)) return false
   const { protocol, hostname } = new URL(value)
   return (protocol === 'http:' || protocol === 'https:') && hostname !== ''
+}
+
+/** What is wrong with one upstream URL, or undefined. */
+function badUrl (url: unknown, field: string, from: string): string | undefined {
+  if (typeof url !== 'string') return `${field} must be a URL`
+  if (!/^https?:\/\//.test(url)) return `${field} must match pattern "^https?://"`
+  if (!isHttpUrl(url)) return `${field}${from} must be an absolute http or https URL`
+  return undefined
+}
+
+/** What is wrong with an upstream (one URL, or an array of 1 to 64, each instance once). */
+function badUpstream (upstream: unknown, field: string, from = ''): string[] {
+  if (upstream === undefined) return []
+  if (typeof upstream === 'string') return [badUrl(upstream, field, from)].filter((problem) => problem !== undefined)
+  if (!Array.isArray(upstream)) return [`${field} must be a URL or an array of URLs`]
+  if (upstream.length === 0 || upstream.length > MAX_INSTANCES) return [`${field} must list 1 to ${MAX_INSTANCES} URLs`]
+  const problems = upstream.map((url, index) => badUrl(url, `${field}[${index}]`, from)).filter((problem) => problem !== undefined)
+  if (problems.length === 0 && new Set(upstream.map((url: string) => new URL(url).origin)).size < upstream.length) return [`${field} names one instance twice`]
+  return problems
 }
 
 export class ConfigError extends Error {
@@ -113,8 +214,14 @@ export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): Gatew
     if (error instanceof SchemaError) throw new ConfigError(`invalid config: ${error.message}`)
     throw error
   }
-  if (typeof config.upstream === 'string' && !isHttpUrl(config.upstream)) {
-    throw new ConfigError(`invalid config: config.upstream${fromEnv ? ' (from MACGATE_UPSTREAM)' : ''} must be an absolute http or https URL`)
+  const badUrls = [
+    ...badUpstream(config.upstream, 'config.upstream', fromEnv ? ' (from MACGATE_UPSTREAM)' : ''),
+    ...(config.routes ?? []).flatMap((route, index) => badUpstream(route.upstream, `config.routes[${index}].upstream`))
+  ]
+  if (badUrls.length > 0) throw new ConfigError(`invalid config: ${badUrls.join('; ')}`)
+  const { headersMs, requestMs } = config.clientTimeouts
+  if (requestMs !== 0 && requestMs < headersMs) {
+    throw new ConfigError('invalid config: config.clientTimeouts.requestMs must be 0 or at least config.clientTimeouts.headersMs (the headers are part of the request)')
   }
   const routes = (config.routes as RouteRule[] | undefined) ?? (config.upstream === undefined ? sampleRoutes : [])
   if (routes.length === 0) throw new ConfigError(missingRoutes(fromEnv ? 'MACGATE_UPSTREAM' : config.upstream === undefined ? undefined : 'config.upstream'))

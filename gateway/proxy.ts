@@ -1,18 +1,37 @@
+import type { ServerResponse } from 'node:http'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors, sendOpenApiError, type MacAuthHook } from '../plugin/index.js'
-import type { RouteRule } from './config.js'
+import { errors, sendOpenApiError, toOAuthError, type MacAuthHook } from '../plugin/index.js'
+import type { RouteRule, UpstreamPoolSettings, UpstreamTimeouts } from './config.js'
 import { sendFailure } from './error-answers.js'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.js'
 import { pathOf } from './request-path.js'
 import { openApiCors } from './cors.js'
+import { FailureLog } from './upstreams/failure-log.js'
+import { registerUpstreamMetrics } from './upstreams/metrics.js'
+import { isRetryable } from './upstreams/upstream.js'
+import { CALLER, TARGET, Upstreams, type RouteTarget } from './upstreams/upstreams.js'
 
-/** Keep-alive connections to the upstream, shared by every route (the bench's baseline uses the same). */
+/** Each upstream instance's keep-alive connections, as the defaults give them (the bench's baseline uses the same). */
 export const UPSTREAM_POOL = { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
+
+/**
+ * reply-from's own base URL, never connected to: each route's upstream is its target's
+ * (upstreams.ts), and undici writes each instance's own Host.
+ */
+const PROXY_BASE = 'http://upstream.macgate.invalid'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The matched route's upstream and timeouts, set by routeCheck. */
+    upstreamTarget: RouteTarget | null
+  }
+}
 
 interface Route {
   rule: RouteRule
   check: MacAuthHook
+  target: RouteTarget
 }
 
 /** Which configured route a path falls under: an exact path, else the longest `/*` prefix. */
@@ -20,9 +39,9 @@ class RouteTable {
   readonly #exact = new Map<string, Route>()
   readonly #prefixes: Array<[string, Route]> = []
 
-  constructor (rules: RouteRule[], checkFor: (rule: RouteRule) => MacAuthHook) {
+  constructor (rules: RouteRule[], checkFor: (rule: RouteRule) => MacAuthHook, targetFor: (rule: RouteRule) => RouteTarget) {
     for (const rule of rules) {
-      const route = { rule, check: checkFor(rule) }
+      const route = { rule, check: checkFor(rule), target: targetFor(rule) }
       if (rule.path.endsWith('/*')) this.#prefixes.push([rule.path.slice(0, -1), route])
       else this.#exact.set(rule.path, route)
     }
@@ -55,21 +74,61 @@ function notFoundFor (table: RouteTable) {
   }
 }
 
-/** Proxies the configured routes to `upstream`, each behind a MAC check with its scopes. */
-export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[], headerOptions: UpstreamHeaderOptions, logging: boolean): Promise<void> {
-  const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
+/**
+ * When the caller leaves before its answer is out, the upstream request is cancelled: the caller's
+ * request is the upstream request's abort signal (upstream.ts). A `this` function, one for all.
+ */
+function cancelIfCut (this: ServerResponse): void {
+  if (!this.writableFinished) this.req.emit('abort')
+}
+
+/** The caller's answer for a failed upstream request (classified where it failed: upstreams/failure.ts). */
+function answerFailure (reply: FastifyReply, error: Error): void {
+  // reply-from wraps what the dispatcher gave; ours is the cause.
+  void sendFailure(reply.request, reply, toOAuthError(error.cause ?? error))
+}
+
+/**
+ * reply-from retries only as decided here: once, for a GET or HEAD that never reached an instance
+ * while another is in (upstream.ts marks those). Its retry of a GET answered 503 (`maxRetriesOn503`,
+ * ten times by default) is off: the upstream saw that request and said it is overloaded, the
+ * caller gets its 503 and Retry-After, and ten more of the same would add to the overload.
+ */
+function retryDelay ({ err, attempt }: { err?: Error | null, attempt: number }): number | null {
+  return attempt === 0 && isRetryable(err) ? 1 : null
+}
+
+export interface ProxyOptions {
+  /** The default upstream: one URL, or several instances. */
+  upstream: string | string[]
+  routes: RouteRule[]
+  headerOptions: UpstreamHeaderOptions
+  timeouts: UpstreamTimeouts
+  upstreamPool: UpstreamPoolSettings
+  logging: boolean
+}
+
+/** Proxies the configured routes to their upstreams, each behind a MAC check with its scopes. */
+export async function registerProxy (app: FastifyInstance, { upstream, routes: rules, headerOptions, timeouts, upstreamPool, logging }: ProxyOptions): Promise<void> {
+  const upstreams = new Upstreams({ timeouts, upstreamPool }, new FailureLog(logging ? app.log : undefined))
+  const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
+  upstreams.watch()
+  app.addHook('onClose', async () => await upstreams.close())
+  registerUpstreamMetrics(app.macgate.metrics.registry, () => upstreams.all)
+  app.decorateRequest('upstreamTarget', null)
   // Every method reaches routeCheck (the proxy's wildcard route) or, if no route has it, this.
   const notFound = notFoundFor(table)
   app.setNotFoundHandler(notFound)
   const cors = openApiCors(app.macgate.cors, app.clientOrigins, headerOptions)
   await app.register(async function proxy (context) {
     if (cors !== undefined) context.addHook('onSend', cors.answer)
-    // One logger for every proxied request, quiet below warn: the proxy client's two info lines per
-    // request stay out (access-log.ts writes the one that matters), and no child logger is made per
-    // request (a per-route level would rebuild one's methods on every request).
+    // One logger for every proxied request, quiet below error: the proxy client's two info lines per
+    // request stay out (access-log.ts writes the one that matters), and so does its warn with a
+    // stack for each failed upstream request (upstreams/failure-log.ts writes one a second); no
+    // child logger is made per request (a per-route level would rebuild one's methods each time).
     // Without a logger, Fastify makes no child at all: leave its fast path alone.
     if (logging) {
-      const quiet = context.log.child({}, { level: 'warn' })
+      const quiet = context.log.child({}, { level: 'error' })
       context.setChildLoggerFactory(() => quiet)
     }
     // Callback style, so that Fastify runs it without a promise of its own: every request passes here.
@@ -89,21 +148,37 @@ export async function registerProxy (app: FastifyInstance, upstream: string, rul
         return
       }
       request.openApiRoute = route!.rule.path
+      request.upstreamTarget = route!.target
       // The check answers a refusal itself; the chain goes on (done) only for a verified request.
       route!.check(request, reply, done)
     })
     await context.register(fastifyHttpProxy, {
-      upstream,
+      upstream: PROXY_BASE,
       // `/*` matches `/` too; no route of its own for `/`, which the landing page (landing.ts) takes
       // unless a configured route covers it.
       routes: ['/*'],
       // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
       replyOptions: {
-        rewriteRequestHeaders: (request, headers) => upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions),
-        queryString: upstreamQuery
+        rewriteRequestHeaders (request, headers) {
+          const sent = upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions) as Record<PropertyKey, unknown>
+          // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
+          sent[TARGET] = request.upstreamTarget
+          sent[CALLER] = request.raw
+          return headers
+        },
+        queryString: upstreamQuery,
+        onError: (reply, { error }) => { answerFailure(reply as FastifyReply, error) },
+        retryDelay
       },
-      undici: UPSTREAM_POOL
+      handler (_request, reply, dest, options) {
+        reply.raw.on('close', cancelIfCut)
+        return reply.from(dest, options)
+      },
+      // Any object with `request` is reply-from's dispatcher: ours picks each route's upstream.
+      undici: upstreams.dispatcher as never,
+      // Its two info lines per request are not even called (the quiet logger would drop them).
+      disableRequestLogging: true
     })
   })
 }

@@ -66,7 +66,12 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     // One access line per request (access-log.ts), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
-    frameworkErrors
+    frameworkErrors,
+    // Towards callers (config.clientTimeouts): a connection that has not sent its headers within
+    // headersMs is closed at the next check, so within headersMs + checkIntervalMs.
+    keepAliveTimeout: config.clientTimeouts.keepAliveMs,
+    requestTimeout: config.clientTimeouts.requestMs,
+    http: { headersTimeout: config.clientTimeouts.headersMs, requestTimeout: config.clientTimeouts.requestMs, connectionsCheckingInterval: config.clientTimeouts.checkIntervalMs }
   })
   app.setErrorHandler(handleError)
   if (logger !== false) registerAccessLog(app)
@@ -78,12 +83,19 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   })
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, forwardMethodOverride, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
   registerHealth(app, store)
   registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)
-  await registerProxy(app, upstream ?? await startSampleUpstream(app), routes, { forwardMethodOverride }, logger !== false)
+  await registerProxy(app, {
+    upstream: upstream ?? await startSampleUpstream(app),
+    routes,
+    headerOptions: { forwardMethodOverride },
+    timeouts,
+    upstreamPool,
+    logging: logger !== false
+  })
   await registerDemo(app, demo)
   return app
 }

@@ -40,25 +40,26 @@ function scopeValue (identity: MacIdentity): string {
 
 /**
  * The request's headers as the upstream gets them: without the caller's credentials, hop-by-hop
- * headers and those its Connection names, `Expect` (answered here: Node sends the 100 Continue),
- * any identity or origin the caller claimed itself and (by default) method overrides; with the
- * verified identity and the caller's address as X-Forwarded-For. Node has already lower-cased
- * every name. A new object: copying what stays is cheaper than deleting what goes.
+ * headers, `Expect` (answered here: Node sends the 100 Continue), any identity or origin the
+ * caller claimed itself and (by default) method overrides; with the verified identity and the
+ * caller's address as X-Forwarded-For; without Host, which undici writes as each instance's own.
+ * `headers` is reply-from's copy of the request's, changed in place (no second copy): it has
+ * already taken out Connection and the headers it names (reply-from's index.js, before this runs;
+ * test/gateway-edges.test.ts checks it). Node has already lower-cased every name. A header going
+ * is set to undefined rather than deleted, which keeps the object's shape; undici skips it.
  */
 export function upstreamHeaders (identity: MacIdentity, clientAddress: string, headers: IncomingHttpHeaders, { forwardMethodOverride }: UpstreamHeaderOptions): IncomingHttpHeaders {
   const dropped = forwardMethodOverride ? DROPPED : DROPPED_AND_OVERRIDES
-  const listed = headers.connection?.split(',').map((name) => name.trim().toLowerCase())
-  const kept: IncomingHttpHeaders = {}
   for (const name in headers) {
-    if (dropped.has(name) || claimsIdentity(name) || listed?.includes(name) === true) continue
-    kept[name] = headers[name]
+    if (dropped.has(name) || claimsIdentity(name)) headers[name] = undefined
   }
-  kept['x-forwarded-for'] = clientAddress
-  kept['x-macgate-open-id'] = identity.openId
-  kept['x-macgate-client-id'] = identity.clientId
-  kept['x-macgate-user-id'] = identity.userId
-  kept['x-macgate-scope'] = scopeValue(identity)
-  return kept
+  headers.host = undefined
+  headers['x-forwarded-for'] = clientAddress
+  headers['x-macgate-open-id'] = identity.openId
+  headers['x-macgate-client-id'] = identity.clientId
+  headers['x-macgate-user-id'] = identity.userId
+  headers['x-macgate-scope'] = scopeValue(identity)
+  return headers
 }
 
 /** A query pair's name as URLSearchParams decodes it: the decoder the verifier's binding check uses. */

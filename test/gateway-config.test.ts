@@ -27,11 +27,14 @@ const DEFAULTS = {
   refreshTokenTtl: 315_360_000,
   signInRateLimit: 10,
   clientAuthRateLimit: { perClient: 10, perAddress: 50 },
-  secureCookies: false
+  secureCookies: false,
+  timeouts: { connectMs: 5000, headersMs: 30_000, bodyIdleMs: 30_000 },
+  upstreamPool: { connections: 128, maxWaiting: 1024, ejectAfterFailures: 3, ejectMs: 10_000 },
+  clientTimeouts: { headersMs: 15_000, requestMs: 300_000, keepAliveMs: 72_000, checkIntervalMs: 5000 }
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {
@@ -64,7 +67,7 @@ t.test('every refusal names the field', async (t) => {
     [{ routes: [{ path: '/a?b=1' }] }, 'config.routes[0].path must match pattern "^/[^?#]*$"'],
     [{ routes: [{ path: '/a', match: 'some' }] }, 'config.routes[0].match must be one of "all", "any"'],
     [{ routes: [{ scopes: [] }] }, "config.routes[0] must have required property 'path'"],
-    [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] has an unknown field extra (known: path, methods, scopes, match)'],
+    [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] has an unknown field extra (known: path, methods, scopes, match, upstream, timeouts)'],
     [{ codeTtl: 601 }, 'config.codeTtl must be a whole number from 1 to 600'],
     [{ codeTtl: 0 }, 'config.codeTtl must be a whole number from 1 to 600'],
     [{ accessTokenTtl: 1.5 }, 'config.accessTokenTtl must be integer'],
@@ -96,6 +99,27 @@ t.test('upstream: MACGATE_UPSTREAM overrides, routes required', async (t) => {
   t.match(refusal({}, { MACGATE_UPSTREAM: 'http://a.example' }), /^invalid config: config\.routes must list at least one route with MACGATE_UPSTREAM: .*"path": "\/\*"/)
   t.equal(refusal({ routes: [] }), 'invalid config: config.routes must list at least one route (leave it out for the sample open API\'s routes)')
   t.equal(refusal({ routes }, { MACGATE_UPSTREAM: 'gopher://x' }), 'invalid config: config.upstream must match pattern "^https?://"', 'the variable is checked like the field')
+})
+
+t.test('upstreams: one URL or several, per route; timeouts, pools and client timeouts checked', async (t) => {
+  const routes = [{ path: '/a/*', upstream: ['http://a1.example:9000', 'http://a2.example:9000/base'], timeouts: { headersMs: 500 } }, { path: '/b' }]
+  const config = parseConfig({ upstream: ['http://b.example'], routes })
+  t.same(config.upstream, ['http://b.example'])
+  t.same(config.routes[0], { path: '/a/*', methods: ['GET'], scopes: [], match: 'all', upstream: ['http://a1.example:9000', 'http://a2.example:9000/base'], timeouts: { headersMs: 500 } })
+  const cases: Array<[unknown, string]> = [
+    [{ upstream: [], routes }, 'config.upstream must list 1 to 64 URLs'],
+    [{ upstream: 7, routes }, 'config.upstream must be a URL or an array of URLs'],
+    [{ upstream: ['http://a.example', 'ftp://b.example'], routes }, 'config.upstream[1] must match pattern "^https?://"'],
+    [{ upstream: ['http://a.example', 3], routes }, 'config.upstream[1] must be a URL'],
+    [{ upstream: ['http://a.example', 'http://a.example/other'], routes }, 'config.upstream names one instance twice'],
+    [{ routes: [{ path: '/a', upstream: 'http://bad host' }] }, 'config.routes[0].upstream must be an absolute http or https URL'],
+    [{ routes: [{ path: '/a', timeouts: { headersMs: 0 } }] }, 'config.routes[0].timeouts.headersMs must be a whole number from 1 to 3600000'],
+    [{ routes: [{ path: '/a', timeouts: { idleMs: 1 } }] }, 'config.routes[0].timeouts has an unknown field idleMs (known: connectMs, headersMs, bodyIdleMs)'],
+    [{ upstreamPool: { maxWaiting: -1 } }, 'config.upstreamPool.maxWaiting must be a whole number from 0 to 100000'],
+    [{ clientTimeouts: { headersMs: 20_000, requestMs: 10_000 } }, 'config.clientTimeouts.requestMs must be 0 or at least config.clientTimeouts.headersMs (the headers are part of the request)']
+  ]
+  for (const [input, problem] of cases) t.equal(refusal(input), `invalid config: ${problem}`, JSON.stringify(input))
+  t.equal(parseConfig({ clientTimeouts: { headersMs: 20_000, requestMs: 0 } }).clientTimeouts.requestMs, 0, 'no request limit at all is allowed')
 })
 
 t.test('loadConfig: file errors say which file', async (t) => {

@@ -126,7 +126,11 @@ t.test('toOAuthError: ours kept, framework 4xx by status, anything else internal
   t.match(tooLarge, { errno: 96002, statusCode: 413, message: 'Request body is too large' })
   const teapot = toOAuthError(Object.assign(new Error('teapot'), { statusCode: 418 }))
   t.match(teapot, { errno: 96002, statusCode: 400 }, 'an unlisted 4xx is a bad request')
-  t.ok(errors.upstreamUnavailable.is(toOAuthError(Object.assign(new Error('ECONNREFUSED'), { statusCode: 503 }))), 'the proxy\'s 503 is the upstream\'s')
+  // reply-from's 503 is its DNS failure (ENOTFOUND): the upstream could not be reached. A refused
+  // or reset connection it reports as a 500 of its own: the gateway classifies those itself
+  // (gateway/upstreams/failure.ts), tested against real upstreams in test/gateway-upstreams.test.ts.
+  t.ok(errors.upstreamUnavailable.is(toOAuthError(Object.assign(new Error('Service Unavailable'), { statusCode: 503, cause: Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }) }))), 'the proxy\'s 503 (DNS) is an unreachable upstream')
+  t.equal(toOAuthError(Object.assign(new Error('Service Unavailable'), { statusCode: 503 })).statusCode, 502)
   t.ok(errors.upstreamTimeout.is(toOAuthError(Object.assign(new Error('timeout'), { statusCode: 504 }))))
   for (const thrown of [new Error('boom'), 'a string', null, Object.assign(new Error('x'), { statusCode: 500 })]) {
     const failure = toOAuthError(thrown)

@@ -97,6 +97,8 @@ export const errors = {
   invalidCode: define('invalidCode', { errno: 96013, code: 'OA_INVALID_CODE', text: 'code invalid or expired', statusCode: 400 }),
   /** The gateway's upstream refused, reset or could not be reached (the open API's own 502). */
   upstreamUnavailable: define('upstreamUnavailable', { errno: 502, code: 'OA_UPSTREAM_UNAVAILABLE', text: 'upstream unavailable', statusCode: 502, advice: ADVICE.unavailable }),
+  /** Too many requests already wait for this upstream: refused at once rather than queued (the same family as 502 and 504). */
+  upstreamBusy: define('upstreamBusy', { errno: 503, code: 'OA_UPSTREAM_BUSY', text: 'upstream busy', statusCode: 503, advice: ADVICE.unavailable }),
   /** The upstream did not answer in time. */
   upstreamTimeout: define('upstreamTimeout', { errno: 504, code: 'OA_UPSTREAM_TIMEOUT', text: 'upstream did not answer in time', statusCode: 504, advice: ADVICE.unavailable }),
   /** An open API path no route is configured for (the open API's own 404). */
@@ -118,7 +120,8 @@ const BY_STATUS: Record<number, OAuthErrorFactory> = {
   429: errors.tooManyRequests
 }
 
-// What the proxy's client (@fastify/reply-from) reports about the upstream.
+// What the proxy's client (@fastify/reply-from) reports about the upstream: its 503 is a DNS
+// failure (the upstream could not be reached, a 502 here); a busy upstream is the gateway's own word.
 const UPSTREAM_BY_STATUS: Record<number, OAuthErrorFactory> = {
   502: errors.upstreamUnavailable,
   503: errors.upstreamUnavailable,
