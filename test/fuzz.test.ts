@@ -699,6 +699,7 @@ function judge (probe: Probe, answer: Answer, outage: boolean): Problem | undefi
 /** Which kind of answer this is, for the check that the fuzz reached past the first checks. */
 function reachedOf (kind: Kind, answer: Answer): string | undefined {
   const { status, body } = answer
+  if (status === 204 && answer.headers['access-control-allow-origin'] !== undefined) return kind === 'token' ? 'token preflight allowed' : 'preflight allowed'
   if (kind === 'token') return status === 200 ? 'token success' : status === 400 || status === 401 ? 'token error' : undefined
   if (kind === 'page') {
     if (String(answer.headers.location ?? '').startsWith(`${REDIRECT_URI}?`)) return 'redirect to the client'
@@ -708,7 +709,7 @@ function reachedOf (kind: Kind, answer: Answer): string | undefined {
   if (kind === 'api') return status === 200 ? 'api served' : status === 401 ? 'api refused' : undefined
   return undefined
 }
-const REACHED = ['token success', 'token error', 'redirect to the client', 'consent page', 'error page', 'api served', 'api refused']
+const REACHED = ['token success', 'token error', 'redirect to the client', 'consent page', 'error page', 'api served', 'api refused', 'preflight allowed', 'token preflight allowed']
 
 /** A failure: its category, a key naming the kind of problem (for grouping), and the request and answer. */
 type Problem = [category: string, key: string, detail: string]
