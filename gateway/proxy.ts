@@ -54,9 +54,13 @@ function notFoundFor (table: RouteTable) {
   }
 }
 
+/** The benchmark ladder's switches (server.ts, HotPathParts): both on unless turned off. */
+export interface ProxyParts { macCheck?: boolean, upstreamHeaders?: boolean }
+const admitUnchecked: MacAuthHook = (_request, _reply, done) => { done() }
+
 /** Proxies the configured routes to `upstream`, each behind a MAC check with its scopes. */
-export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[], headerOptions: UpstreamHeaderOptions, logging: boolean): Promise<void> {
-  const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
+export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[], headerOptions: UpstreamHeaderOptions, logging: boolean, parts: ProxyParts = {}): Promise<void> {
+  const table = new RouteTable(rules, (rule) => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match }))
   // Every method reaches routeCheck (the proxy's wildcard route) or, if no route has it, this.
   const notFound = notFoundFor(table)
   app.setNotFoundHandler(notFound)
@@ -94,7 +98,8 @@ export async function registerProxy (app: FastifyInstance, upstream: string, rul
       // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
       replyOptions: {
-        rewriteRequestHeaders: (request, headers) => upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions),
+        // Off (the ladder), reply-from's own default: the headers as they came.
+        rewriteRequestHeaders: parts.upstreamHeaders === false ? (_request, headers) => headers : (request, headers) => upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions),
         queryString: upstreamQuery
       },
       undici: UPSTREAM_POOL
