@@ -10,6 +10,12 @@ declare module 'fastify' {
 
 const STATUS_CLASSES = ['1xx', '1xx', '2xx', '3xx', '4xx', '5xx']
 
+/** The endpoint's own route, else `unmatched`. Read only off the open API: `routeOptions` builds an object per read. */
+function endpointRoute (request: FastifyRequest): string {
+  const own = request.routeOptions.url
+  return own === undefined || own === '/*' || own === '/' ? 'unmatched' : own
+}
+
 /**
  * `macgate_request_duration_seconds` for every request, labelled by the configured open API route
  * (never the path as sent: that would be a label per URL a client invents), else the endpoint's
@@ -20,9 +26,7 @@ export function registerRequestMetrics (app: FastifyInstance, histogram: Histogr
   app.decorateRequest('openApiRoute', null)
   const children = new Map<string, Histogram.Internal<'route' | 'method' | 'status_class'>>()
   app.addHook('onResponse', function observeDuration (request: FastifyRequest, reply: FastifyReply, done: () => void) {
-    const configured = request.openApiRoute
-    const own = request.routeOptions.url
-    const route = configured ?? (own === undefined || own === '/*' || own === '/' ? 'unmatched' : own)
+    const route = request.openApiRoute ?? endpointRoute(request)
     const status = STATUS_CLASSES[Math.floor(reply.statusCode / 100)] ?? '5xx'
     const key = `${route} ${request.method} ${status}`
     let child = children.get(key)
