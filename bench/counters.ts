@@ -3,15 +3,17 @@
 // in counting passes of their own, apart from the timed rounds.
 //
 // - bytes: V8 heap bytes allocated, GC-aware. Node 20's heap statistics have no allocation total,
-//   so it is the heap's growth over the pass plus what every collection in it freed, each from
-//   v8.GCProfiler's before/after heap statistics. Buffers' backing stores live outside the V8 heap
-//   and are not in it.
+//   so it is what the young generation (where V8 allocates every object but the very large ones)
+//   filled between collections: its use before each collection less its use after the one before,
+//   from v8.GCProfiler's per-collection space statistics, plus its growth since the last. Old-space
+//   figures would not do: a full collection frees objects made before the pass. Buffers' backing
+//   stores live outside the V8 heap and are not counted.
 // - promises and ticks: async_hooks `init` calls of type PROMISE and TickObject (process.nextTick).
 //   A promise hook makes every promise dearer, so it is on only in a pass of its own.
 // - writes: write system calls (`syscw` of /proc/self/io): socket writes, log writes, IPC.
 import { createHook, type AsyncHook } from 'node:async_hooks'
 import { readFileSync } from 'node:fs'
-import { GCProfiler, getHeapStatistics } from 'node:v8'
+import { GCProfiler, getHeapSpaceStatistics } from 'node:v8'
 
 export interface Counts {
   bytes: number
@@ -28,9 +30,33 @@ function writeCalls (): number {
   }
 }
 
+const YOUNG = 'new_space'
+
+/** The young generation's use now. */
+function youngNow (): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === YOUNG)?.space_used_size ?? 0
+}
+
+type Collection = ReturnType<GCProfiler['stop']>['statistics'][number]
+
+function youngIn (side: Collection['beforeGC']): number {
+  return side.heapSpaceStatistics.find((space) => space.spaceName === YOUNG)?.spaceUsedSize ?? 0
+}
+
+/** Bytes allocated in the young generation from `start` until `end`, across the collections in between. */
+function allocated (start: number, collections: Collection[], end: number): number {
+  let total = 0
+  let after = start
+  for (const collection of collections) {
+    total += Math.max(0, youngIn(collection.beforeGC) - after)
+    after = youngIn(collection.afterGC)
+  }
+  return total + Math.max(0, end - after)
+}
+
 interface Pass {
   profiler: GCProfiler
-  usedAtStart: number
+  youngAtStart: number
   writesAtStart: number
   hook: AsyncHook | undefined
 }
@@ -57,7 +83,7 @@ export class RequestCounters {
       : undefined
     const profiler = new GCProfiler()
     profiler.start()
-    this.#pass = { profiler, usedAtStart: getHeapStatistics().used_heap_size, writesAtStart: writeCalls(), hook }
+    this.#pass = { profiler, youngAtStart: youngNow(), writesAtStart: writeCalls(), hook }
   }
 
   stop (): Counts {
@@ -65,9 +91,8 @@ export class RequestCounters {
     if (pass === undefined) throw new Error('no counting pass was started')
     this.#pass = undefined
     pass.hook?.disable()
-    const usedAtEnd = getHeapStatistics().used_heap_size
+    const youngAtEnd = youngNow()
     const { statistics } = pass.profiler.stop()
-    const freed = statistics.reduce((total, gc) => total + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize, 0)
-    return { bytes: usedAtEnd - pass.usedAtStart + freed, promises: this.#promises, ticks: this.#ticks, writes: writeCalls() - pass.writesAtStart }
+    return { bytes: allocated(pass.youngAtStart, statistics, youngAtEnd), promises: this.#promises, ticks: this.#ticks, writes: writeCalls() - pass.writesAtStart }
   }
 }
