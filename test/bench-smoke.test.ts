@@ -7,7 +7,7 @@ import type { LadderReport } from '../bench/ladder-report.js'
 import type { Report } from '../bench/report.js'
 import { spawnSource } from './helpers/source.js'
 
-t.setTimeout(300_000)
+t.setTimeout(600_000)
 
 /** Runs the bench with `args`; resolves to the results file's report, removed (with its chart) at the end. */
 async function quickRun<R> (t: Test, args: string[]): Promise<R | undefined> {
