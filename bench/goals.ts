@@ -13,7 +13,7 @@ const HOLDS: Record<Comparison, (value: number, limit: number) => boolean> = {
 /** Every scenario's result by id, for goals relative to another scenario. */
 export type Results = ReadonlyMap<string, ScenarioResult>
 
-/** Throughput ÷ the baseline's, at least `limit`: the goal drawn on the scenario's bar of the chart. */
+/** Best throughput ÷ the baseline's best, at least `limit`: the goal drawn on the scenario's bar of the chart. */
 export interface RatioGoal {
   kind: 'ratio'
   /** What is checked; the table adds which scenarios are divided. */
@@ -48,14 +48,14 @@ export function resultOf (results: Results, id: string): ScenarioResult {
 }
 
 function ratioOf (own: ScenarioResult): number {
-  if (own.ratio === undefined) throw new Error(`scenario ${own.id} has a ratio goal but no ratio`)
-  return own.ratio
+  if (own.bestRatio === undefined) throw new Error(`scenario ${own.id} has a ratio goal but no ratio`)
+  return own.bestRatio
 }
 
 /** One row of the targets table: `own` is the result of the scenario that carries the goal. */
 export function assess (goal: Goal, own: ScenarioResult, results: Results): TargetResult {
   const { name, comparison, value } = goal.kind === 'ratio'
-    ? { name: `${goal.name} (${own.id} ÷ ${BASELINE_ID})`, comparison: '≥' as const, value: ratioOf(own) }
+    ? { name: `${goal.name}, best req/s (${own.id} ÷ ${BASELINE_ID})`, comparison: '≥' as const, value: ratioOf(own) }
     : { name: goal.name, comparison: goal.comparison, value: goal.measure(own, results) }
   return { name, goal: `${comparison} ${goal.limit}`, value, met: HOLDS[comparison](value, goal.limit) }
 }

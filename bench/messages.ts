@@ -2,19 +2,22 @@
 // each other over IPC, typed once for both sides. A target sends `ready` once it listens, then
 // answers each runner message in turn, or sends `error` when it cannot.
 
-/** Servers with nothing to seed: the upstream and the plain proxy baseline. */
-export type ServerKind = 'upstream' | 'proxy'
+import type { Counts } from './counters.js'
+
+/** Servers with nothing to seed: the upstream, the plain proxy baseline, and it with an empty hook (the ladder). */
+export type ServerKind = 'upstream' | 'proxy' | 'proxy-hook'
 
 /**
  * The gateway on each store, seeded with a client and a live token; `cold` has no token LRU; `mix`
  * has a small one, in front of a population of tokens made on request; `shipped` is built as
- * `macgate start` builds it, logging at info to a file; `cluster` keeps its records on a Redis Cluster.
+ * `macgate start` builds it, logging at info to a file; `cluster` keeps its records on a Redis Cluster;
+ * `ladder` is a rung of the ladder (bench/rungs.ts), named in its option.
  */
-export type GatewayKind = 'gateway-memory' | 'gateway-redis' | 'gateway-cold' | 'gateway-mix' | 'gateway-shipped' | 'gateway-cluster'
+export type GatewayKind = 'gateway-memory' | 'gateway-redis' | 'gateway-cold' | 'gateway-mix' | 'gateway-shipped' | 'gateway-cluster' | 'gateway-ladder'
 
 export type TargetKind = ServerKind | GatewayKind
 
-const GATEWAY_KINDS = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold', 'gateway-mix', 'gateway-shipped', 'gateway-cluster'] satisfies GatewayKind[])
+const GATEWAY_KINDS = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold', 'gateway-mix', 'gateway-shipped', 'gateway-cluster', 'gateway-ladder'] satisfies GatewayKind[])
 
 /** Kinds come in on command lines, as plain strings. */
 export function isGatewayKind (kind: string): kind is GatewayKind {
@@ -24,10 +27,13 @@ export function isGatewayKind (kind: string): kind is GatewayKind {
 /**
  * What the runner asks: the target's CPU time so far; of a gateway, fresh authorization codes, its
  * token LRU's counts so far, or a population of `count` tokens, their credentials written to `file`
- * (tens of megabytes: a file is quicker than one IPC message of that size).
+ * (tens of megabytes: a file is quicker than one IPC message of that size); of any target, to start
+ * a counting pass (bench/counters.ts, the promise hook only if `promises`) or to end it.
  */
 export type RunnerMessage =
   | { type: 'cpu' }
+  | { type: 'count', promises: boolean }
+  | { type: 'counted' }
   | { type: 'codes', count: number }
   | { type: 'cache' }
   | { type: 'population', count: number, file: string }
@@ -64,14 +70,16 @@ export type TargetMessage =
   | ({ type: 'cache' } & CacheStats)
   /** The population is in the file: one `accessToken macKey` line per token; made in `millis`. */
   | { type: 'population', millis: number }
+  | { type: 'counting' }
+  | ({ type: 'counted' } & Counts)
   | { type: 'error', message: string }
 
 export function isGatewayReady (ready: Ready): ready is GatewayReady {
   return 'accessToken' in ready
 }
 
-const RUNNER_TYPES = new Set<string>(['cpu', 'codes', 'cache', 'population'] satisfies Array<RunnerMessage['type']>)
-const TARGET_TYPES = new Set<string>(['ready', 'cpu', 'codes', 'cache', 'population', 'error'] satisfies Array<TargetMessage['type']>)
+const RUNNER_TYPES = new Set<string>(['cpu', 'codes', 'cache', 'population', 'count', 'counted'] satisfies Array<RunnerMessage['type']>)
+const TARGET_TYPES = new Set<string>(['ready', 'cpu', 'codes', 'cache', 'population', 'counting', 'counted', 'error'] satisfies Array<TargetMessage['type']>)
 
 function typed (message: unknown, types: Set<string>): boolean {
   return typeof message === 'object' && message !== null && 'type' in message && typeof message.type === 'string' && types.has(message.type)

@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { cpus } from 'node:os'
+import type { Counts } from './counters.js'
 import type { Credentials } from './load.js'
 import { isGatewayReady, isTargetMessage, type CacheStats, type GatewayKind, type GatewayReady, type Ready, type RunnerMessage, type ServerKind, type ServerReady, type TargetKind, type TargetMessage } from './messages.js'
 import { childNodeArgs, sibling } from './paths.js'
@@ -25,6 +26,9 @@ export interface Target<R extends ServerReady = Ready> {
   ready: R
   /** The process's CPU time so far, user plus system, in microseconds. */
   cpu (): Promise<number>
+  /** Starts a counting pass in the process (bench/counters.ts); `counted` ends it. Not for the workers. */
+  count?: (promises: boolean) => Promise<void>
+  counted?: () => Promise<Counts>
   stop (signal?: NodeJS.Signals): Promise<void>
 }
 
@@ -104,6 +108,8 @@ async function launch (kind: TargetKind, core: number, args: string[], nodeArgs:
     child,
     ready: first,
     cpu: async () => await ask(child, kind, { type: 'cpu' }, (answer) => answer.type === 'cpu' ? answer.micros : undefined),
+    count: async (promises) => { await ask(child, kind, { type: 'count', promises }, (answer) => answer.type === 'counting' ? true : undefined) },
+    counted: async () => await ask(child, kind, { type: 'counted' }, (answer) => answer.type === 'counted' ? { bytes: answer.bytes, promises: answer.promises, ticks: answer.ticks, writes: answer.writes } : undefined),
     stop
   }
 }

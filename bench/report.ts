@@ -8,12 +8,25 @@ export interface ScenarioResult {
   p99: number
   errors: number
   non2xx: number
-  /** Gateway (or proxy) CPU time per request, microseconds. */
+  /** Gateway (or proxy) CPU time per request, microseconds (median over rounds, as rps, p50 and p99). */
   cpuPerRequest: number
+  /** The best undisturbed round's req/s, and the least CPU µs per request and p99 of those rounds. */
+  bestRps: number
+  bestCpuPerRequest: number
+  bestP99: number
+  /** (max − min) ÷ median over every round, of req/s and of CPU per request. */
+  rpsSpread: number
+  cpuSpread: number
+  /** Rounds in which other processes used more than a quarter of a core: left out of the best-of. */
+  disturbedRounds: number
   /** Redis commands per request, for the scenarios on Redis. */
   redisPerRequest?: number
-  /** rps ÷ the baseline's rps. */
+  /** rps ÷ the baseline's rps (medians). */
   ratio?: number
+  /** bestRps ÷ the baseline's bestRps. */
+  bestRatio?: number
+  /** The baseline's bestCpuPerRequest ÷ this one's: 1 costs as much CPU per request as the plain proxy. */
+  bestCpuRatio?: number
   /** Of the measured requests' token lookups, the share the token LRU answered (the mix scenario). */
   lruHitRatio?: number
   /** Bytes of log written per measured request (the shipped gateway, logging to a file). */
@@ -39,6 +52,8 @@ export interface Report {
   node: string
   pinning: string
   secondsPerRun: number
+  /** Rounds each alternated scenario ran (after a warm-up). */
+  rounds: number
   connections: number
   scenarios: ScenarioResult[]
   targets: TargetResult[]
@@ -65,10 +80,13 @@ function notes (report: Report): string[] {
 }
 
 export function table (report: Report): string {
-  const head = ['scenario', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req', 'Redis/req', 'errors', 'non-2xx']
+  const head = ['scenario', 'best req/s', 'median', 'spread', 'best ÷ proxy', 'median ÷ proxy', 'least CPU µs/req', 'median', 'spread', 'CPU: proxy ÷ it', 'p50 ms', 'p99 ms', 'Redis/req', 'errors', 'non-2xx', 'disturbed']
+  const optional = (value: number | undefined, digits: number): string => value === undefined ? '' : fixed(value, digits)
+  const percent = (value: number): string => `${fixed(100 * value, 0)}%`
   const rows = report.scenarios.map((s) => [
-    `${s.id} ${s.name}`, fixed(s.rps, 0), s.ratio === undefined ? '' : fixed(s.ratio, 3), fixed(s.p50, 3), fixed(s.p99, 3),
-    fixed(s.cpuPerRequest, 1), s.redisPerRequest === undefined ? '' : fixed(s.redisPerRequest, 2), String(s.errors), String(s.non2xx)
+    `${s.id} ${s.name}`, fixed(s.bestRps, 0), fixed(s.rps, 0), percent(s.rpsSpread), optional(s.bestRatio, 3), optional(s.ratio, 3),
+    fixed(s.bestCpuPerRequest, 1), fixed(s.cpuPerRequest, 1), percent(s.cpuSpread), optional(s.bestCpuRatio, 3), fixed(s.p50, 3), fixed(s.p99, 3),
+    optional(s.redisPerRequest, 2), String(s.errors), String(s.non2xx), `${s.disturbedRounds}/${s.rounds}`
   ])
   const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
   const line = (cells: string[]): string => `| ${cells.map((cell, column) => column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)).join(' | ')} |`
@@ -86,11 +104,11 @@ function escapeXml (text: string): string {
 }
 
 /**
- * A horizontal bar chart of each scenario's throughput relative to the plain proxy, with the
- * ratio goals (by scenario id) marked on their bars.
+ * A horizontal bar chart of each scenario's best throughput relative to the plain proxy's best,
+ * with the ratio goals (by scenario id) marked on their bars.
  */
 export function chart (report: Report, goals: ReadonlyMap<string, number>): string {
-  const bars = report.scenarios.filter((s) => s.ratio !== undefined)
+  const bars = report.scenarios.filter((s) => s.bestRatio !== undefined).map((s) => ({ ...s, ratio: s.bestRatio }))
   const width = 760
   const left = 300
   const scale = (width - left - 80) / Math.max(1.2, ...bars.map((s) => s.ratio!))
@@ -109,7 +127,7 @@ export function chart (report: Report, goals: ReadonlyMap<string, number>): stri
   }).join('\n')
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="13">
 <rect width="100%" height="100%" fill="#fff"/>
-<text x="10" y="22" font-size="15" font-weight="bold">macgate: signed-request throughput ÷ plain proxy (medians)</text>
+<text x="10" y="22" font-size="15" font-weight="bold">macgate: signed-request throughput ÷ plain proxy (best undisturbed rounds)</text>
 <text x="10" y="42" font-size="12" fill="#555">${escapeXml(`${report.date.slice(0, 16)}Z · ${report.cores} cores · Node ${report.node} · ${report.pinning}`)}</text>
 ${rows}
 <line x1="${baselineX}" y1="${top - 8}" x2="${baselineX}" y2="${height - 30}" stroke="#c00" stroke-dasharray="4 3"/>

@@ -1,19 +1,23 @@
 // One server under test, in a process of its own so that it can be pinned to a core and its CPU
 // time read apart from the load generator's. Started by bench/processes.ts with the kind to serve
 // (a TargetKind of bench/messages.ts), the upstream URL, Redis's URL for the gateways on Redis (the
-// cluster's seed nodes for gateway-cluster), and
-// one more argument: the mix's token LRU size, or the shipped gateway's log file. It sends `ready`
-// once it listens, then answers the runner's messages: `cpu`, and of a gateway `codes`, `cache`, `population`.
+// cluster's seed nodes for gateway-cluster), and one or two more arguments: the mix's token LRU
+// size, the shipped gateway's log file, or a ladder rung's step and log file. It sends `ready` once
+// it listens, then answers the runner's messages: `cpu`, `count`, `counted`, and of a gateway
+// `codes`, `cache`, `population`.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.js'
+import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.js'
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.js'
 import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.js'
+import { RequestCounters } from './counters.js'
 import { createPopulation } from './population.js'
+import { isGatewayStep, partsOf, type GatewayStep } from './rungs.js'
 
-const [kind = 'upstream', upstream = '', redisUrl = '', option = ''] = process.argv.slice(2)
+const [kind = 'upstream', upstream = '', redisUrl = '', option = '', logFile = ''] = process.argv.slice(2)
+const counters = new RequestCounters()
 const REDIRECT_URI = 'https://bench.example/callback'
 const USER_ID = 'bench-user'
 
@@ -46,9 +50,13 @@ async function listen (app: FastifyInstance): Promise<number> {
   return (app.server.address() as AddressInfo).port
 }
 
-/** The baseline: a plain @fastify/http-proxy with the gateway's own upstream pool. */
-async function buildPlainProxy (): Promise<FastifyInstance> {
+/**
+ * The baseline: a plain @fastify/http-proxy with the gateway's own upstream pool; the ladder's
+ * first step up adds one empty callback onRequest hook (`withHook`), what every hook costs.
+ */
+async function buildPlainProxy (withHook = false): Promise<FastifyInstance> {
   const app = Fastify({ logger: false })
+  if (withHook) app.addHook('onRequest', function empty (_request, _reply, done) { done() })
   await app.register(fastifyHttpProxy, { upstream, undici: UPSTREAM_POOL })
   return app
 }
@@ -61,21 +69,43 @@ async function buildTarget (store: Store, lruMax: number): Promise<FastifyInstan
 }
 
 /**
- * As `macgate start --config` builds it: the store from the environment it reads, the config as
- * a file with only upstream and routes would give it, and its default log level, here into a file.
+ * As `macgate start --config` builds it, up to the ladder's `step`: the config as a file with only
+ * upstream and routes would give it; from the access-log step on its default log level, here into
+ * a file; from the Redis step on, the store from the environment it reads.
  */
-async function buildShipped (logFile: string): Promise<{ app: FastifyInstance, store: Store }> {
-  if (logFile === '') throw new Error('gateway-shipped needs a log file')
-  const store = await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-shipped:' })
+async function buildRung (step: GatewayStep, log: string, prefix: string): Promise<{ app: FastifyInstance, store: Store }> {
+  const { hotPath, log: logging, redis } = partsOf(step)
+  if (logging && log === '') throw new Error(`the ${step} rung needs a log file`)
+  const store = redis ? await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: prefix }) : new MemoryStore()
   const config = parseConfig({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'] }] })
-  const app = await buildGateway({ store, config, logger: { level: 'info', stream: logDestination(logFile) } })
-  // `macgate start` adds Node's process metrics beside the plugin's: so does the shipped gateway here.
-  withProcessMetrics(app.macgate.metrics.registry)
+  const app = await buildGateway({ store, config, hotPath, logger: logging ? { level: 'info', stream: logDestination(log) } : false })
+  return { app, store }
+}
+
+/**
+ * The gateway as `macgate start` ships: every part on, and Node's process metrics beside the
+ * plugin's, served with the probes and the admin API by an admin listener on a port of its own.
+ */
+async function buildShipped (log: string): Promise<{ app: FastifyInstance, store: Store }> {
+  const { app, store } = await buildRung('redis-nonces', log, 'bench:gateway-shipped:')
+  const registry = withProcessMetrics(app.macgate.metrics.registry)
+  const admin = await buildAdminServer({
+    metrics: async () => ({ contentType: registry.contentType, text: await registry.metrics() }),
+    store,
+    api: { registry: app.macgate.registry, events: app.macgate.events },
+    log: app.log
+  })
+  app.addHook('onClose', async () => await admin.close())
+  await admin.listen({ port: 0, host: '127.0.0.1' })
   return { app, store }
 }
 
 async function buildKind (gateway: GatewayKind): Promise<{ app: FastifyInstance, store: Store }> {
   if (gateway === 'gateway-shipped') return await buildShipped(option)
+  if (gateway === 'gateway-ladder') {
+    if (!isGatewayStep(option)) throw new Error(`gateway-ladder needs a rung's step, not ${option}`)
+    return await buildRung(option, logFile, `bench:gateway-ladder-${option}:`)
+  }
   if (gateway === 'gateway-cluster') {
     // Here the Redis argument is the cluster's seed nodes, as REDIS_CLUSTER_NODES lists them.
     const store = await openStore({ REDIS_CLUSTER_NODES: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-cluster:' })
@@ -119,7 +149,7 @@ async function scrapeCache (app: FastifyInstance): Promise<CacheStats> {
 
 async function serve (): Promise<Served> {
   if (kind === 'upstream') return { ready: { type: 'ready', port: await startUpstream() } }
-  if (kind === 'proxy') return { ready: { type: 'ready', port: await listen(await buildPlainProxy()) } }
+  if (kind === 'proxy' || kind === 'proxy-hook') return { ready: { type: 'ready', port: await listen(await buildPlainProxy(kind === 'proxy-hook')) } }
   if (isGatewayKind(kind)) return await serveGateway(kind)
   throw new Error(`unknown target kind ${kind}`)
 }
@@ -130,6 +160,11 @@ async function answer (message: RunnerMessage, served: Served): Promise<TargetMe
       const usage = process.cpuUsage()
       return { type: 'cpu', micros: usage.user + usage.system }
     }
+    case 'count':
+      counters.start(message.promises)
+      return { type: 'counting' }
+    case 'counted':
+      return { type: 'counted', ...counters.stop() }
     case 'codes':
       if (served.codes === undefined) return { type: 'error', message: `${kind} makes no codes` }
       return { type: 'codes', codes: await served.codes(message.count) }

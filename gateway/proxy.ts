@@ -98,6 +98,10 @@ function retryDelay ({ err, attempt }: { err?: Error | null, attempt: number }):
   return attempt === 0 && isRetryable(err) ? 1 : null
 }
 
+/** The benchmark ladder's switches (server.ts, HotPathParts): both on unless turned off. */
+export interface ProxyParts { macCheck?: boolean, upstreamHeaders?: boolean }
+const admitUnchecked: MacAuthHook = (_request, _reply, done) => { done() }
+
 export interface ProxyOptions {
   /** The default upstream: one URL, or several instances. */
   upstream: string | string[]
@@ -106,12 +110,14 @@ export interface ProxyOptions {
   timeouts: UpstreamTimeouts
   upstreamPool: UpstreamPoolSettings
   logging: boolean
+  /** The benchmark ladder's switches; every part on by default. */
+  parts?: ProxyParts
 }
 
 /** Proxies the configured routes to their upstreams, each behind a MAC check with its scopes. */
-export async function registerProxy (app: FastifyInstance, { upstream, routes: rules, headerOptions, timeouts, upstreamPool, logging }: ProxyOptions): Promise<void> {
+export async function registerProxy (app: FastifyInstance, { upstream, routes: rules, headerOptions, timeouts, upstreamPool, logging, parts = {} }: ProxyOptions): Promise<void> {
   const upstreams = new Upstreams({ timeouts, upstreamPool }, new FailureLog(logging ? app.log : undefined))
-  const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
+  const table = new RouteTable(rules, (rule) => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
   upstreams.watch()
   app.addHook('onClose', async () => await upstreams.close())
   registerUpstreamMetrics(app.macgate.metrics.registry, () => upstreams.all)
@@ -161,7 +167,8 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
       replyOptions: {
         rewriteRequestHeaders (request, headers) {
-          const sent = upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions) as Record<PropertyKey, unknown>
+          // Off (the ladder): the headers as they came, reply-from's own default.
+          const sent = (parts.upstreamHeaders === false ? headers : upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions)) as Record<PropertyKey, unknown>
           // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
           sent[TARGET] = request.upstreamTarget
           sent[CALLER] = request.raw

@@ -6,7 +6,7 @@ import macgate, { type Store } from '../plugin/index.js'
 import { parseConfig, type GatewayConfig } from './config.js'
 import { registerDemo, type DemoClient } from './demo/routes.js'
 import { registerLanding } from './landing.js'
-import { registerProxy } from './proxy.js'
+import { registerProxy, type ProxyParts } from './proxy.js'
 import { buildSampleApi } from './sample-api.js'
 import { logAuditEvents, registerAccessLog } from './access-log.js'
 import { registerHealth } from './health.js'
@@ -37,6 +37,16 @@ export interface GatewayOptions {
   logger?: FastifyServerOptions['logger']
   /** A registered client the /demo page plays. */
   demo?: DemoClient
+  /**
+   * For the benchmark's ladder only (bench/ladder.ts): turns parts of the proxied requests' path
+   * off, to measure what each costs. Never set in a deployment: with `macCheck` off nothing is checked.
+   */
+  hotPath?: HotPathParts
+}
+
+/** The parts of a proxied request's path the ladder turns off one by one; every one is on by default. */
+export interface HotPathParts extends ProxyParts {
+  requestMetrics?: boolean
 }
 
 /**
@@ -57,7 +67,7 @@ async function startSampleUpstream (app: FastifyInstance): Promise<string> {
 }
 
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
-export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo }: GatewayOptions): Promise<FastifyInstance> {
+export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {} }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
   const app = Fastify({
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
@@ -86,7 +96,7 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
   registerHealth(app, store)
-  registerRequestMetrics(app, app.macgate.metrics.requestDuration)
+  if (hotPath.requestMetrics !== false) registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)
   await registerProxy(app, {
     upstream: upstream ?? await startSampleUpstream(app),
@@ -94,7 +104,8 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     headerOptions: { forwardMethodOverride },
     timeouts,
     upstreamPool,
-    logging: logger !== false
+    logging: logger !== false,
+    parts: hotPath
   })
   await registerDemo(app, demo)
   return app

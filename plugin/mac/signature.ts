@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto'
 import { nonceMinutes } from './string-to-sign.js'
 
 // The signing string's parts live apart from node:crypto, for the browser entry of macgate/client.
@@ -9,9 +9,17 @@ export function hmacOf (macAlgorithm: string | undefined): 'sha1' | 'sha256' {
   return macAlgorithm?.toLowerCase() === 'hmacsha256' ? 'sha256' : 'sha1'
 }
 
-/** base64(HMAC-SHA1(utf8(macKey), utf8(text))), or HMAC-SHA256 for a client registered with it. */
-export function computeMac (macKey: string, text: string, hmac: 'sha1' | 'sha256' = 'sha1'): string {
-  return createHmac(hmac, Buffer.from(macKey, 'utf8')).update(text, 'utf8').digest('base64')
+/** The mac_key as an HMAC key, made once per cached token (token-cache.ts), not per request. */
+export function signingKeyOf (macKey: string): KeyObject {
+  return createSecretKey(macKey, 'utf8')
+}
+
+/**
+ * base64(HMAC-SHA1(utf8(macKey), utf8(text))), or HMAC-SHA256 for a client registered with it;
+ * `macKey` as the token's text or as its prepared key (`signingKeyOf`).
+ */
+export function computeMac (macKey: string | KeyObject, text: string, hmac: 'sha1' | 'sha256' = 'sha1'): string {
+  return createHmac(hmac, typeof macKey === 'string' ? Buffer.from(macKey, 'utf8') : macKey).update(text, 'utf8').digest('base64')
 }
 
 /** Constant-time comparison. Only the length can leak, and a mac's length is public anyway. */

@@ -1,6 +1,8 @@
+import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.js'
 import type { AccessTokenRecord, Store } from '../store/store.js'
+import { signingKeyOf } from './signature.js'
 
 /** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
 export interface MacIdentity {
@@ -14,6 +16,8 @@ export interface MacIdentity {
 export interface ActiveToken {
   hash: string
   macKey: string
+  /** The mac_key prepared as an HMAC key once, for every request that presents the token while cached. */
+  signingKey: KeyObject
   record: AccessTokenRecord
   /** Frozen: shared by every request that presents the token while it is cached. */
   identity: MacIdentity
@@ -38,8 +42,8 @@ function isActive (entry: Entry | undefined): entry is ActiveToken {
   return entry !== undefined && 'record' in entry
 }
 
-function live (entry: Entry | undefined): ActiveToken | undefined {
-  return isActive(entry) && entry.record.expiresAt > Date.now() ? entry : undefined
+function live (entry: Entry | undefined, now: number): ActiveToken | undefined {
+  return isActive(entry) && entry.record.expiresAt > now ? entry : undefined
 }
 
 /**
@@ -99,16 +103,16 @@ export class TokenCache {
 
   /**
    * The live token, or undefined when it is not ours, unknown, expired or revoked: at once on a
-   * cache hit, through a promise on a miss.
+   * cache hit, through a promise on a miss. `now` is the request's one clock reading (verify.ts).
    */
-  lookup (accessToken: string): ActiveToken | undefined | Promise<ActiveToken | undefined> {
+  lookup (accessToken: string, now = Date.now()): ActiveToken | undefined | Promise<ActiveToken | undefined> {
     const entry = this.#lru?.get(accessToken)
     if (entry !== undefined) {
       this.stats.hits++
-      return live(entry)
+      return live(entry, now)
     }
     this.stats.misses++
-    return this.#miss(accessToken).then(live)
+    return this.#miss(accessToken).then((found) => live(found, now))
   }
 
   async #miss (accessToken: string): Promise<Entry | undefined> {
@@ -129,6 +133,7 @@ export class TokenCache {
     if (record === undefined || record.expiresAt <= Date.now()) return { hash }
     const { openId, clientId, userId, scope } = record
     const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
-    return { hash, record, macKey: openMacKey(token, record.macKeySealed), identity }
+    const macKey = openMacKey(token, record.macKeySealed)
+    return { hash, record, macKey, signingKey: signingKeyOf(macKey), identity }
   }
 }

@@ -38,9 +38,10 @@ export const DENIALS = {
 } as const
 
 /**
- * The check of one signed request, in Hawk's order: parse the header, look up the token, compute
- * and compare the mac in constant time, then freshness, query bindings and replay. Each failure
- * is a named protocol error; nothing is written to the store before the mac is proven.
+ * The check of one signed request, in Hawk's order: read the clock once (every time check of the
+ * request uses that one reading), parse the header, look up the token, compute and compare the mac
+ * in constant time, then freshness, query bindings and replay. Each failure is a named protocol
+ * error; nothing is written to the store before the mac is proven.
  */
 export class MacVerifier {
   readonly cache: TokenCache
@@ -62,14 +63,15 @@ export class MacVerifier {
    * cache hit with a store that answers nonces at once, no promise is made at all.
    */
   verify (request: MacRequest): MacIdentity | Promise<MacIdentity> {
+    const now = Date.now()
     if (request.authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(request.authorization)
-    const found = this.cache.lookup(header.accessToken)
-    if (found instanceof Promise) return found.then((token) => this.#check(request, header, token))
-    return this.#check(request, header, found)
+    const found = this.cache.lookup(header.accessToken, now)
+    if (found instanceof Promise) return found.then((token) => this.#check(request, header, token, now))
+    return this.#check(request, header, found, now)
   }
 
-  #check ({ method, host, url }: MacRequest, header: MacHeader, token: ActiveToken | undefined): MacIdentity | Promise<MacIdentity> {
+  #check ({ method, host, url }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | Promise<MacIdentity> {
     if (token === undefined) throw errors.invalidToken()
 
     const queryStart = url.indexOf('?')
@@ -77,18 +79,18 @@ export class MacVerifier {
     const rawQuery = queryStart === -1 ? '' : url.slice(queryStart + 1)
     if (!this.#macMatches(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
 
-    const drift = nonceMinutes() - header.minutes
+    const drift = nonceMinutes(now) - header.minutes
     if (drift > this.#skew) throw errors.accessDenied(DENIALS.staleNonce)
     if (drift < -this.#skew) throw errors.accessDenied(DENIALS.futureNonce)
     checkQueryBindings(rawQuery, header.accessToken, token)
-    const fresh = this.#store.useNonce(token.hash, header.nonce, this.#nonceTtl(header.minutes))
+    const fresh = this.#store.useNonce(token.hash, header.nonce, this.#nonceTtl(header.minutes, now))
     if (fresh instanceof Promise) return fresh.then((first) => admitOnce(first, token))
     return admitOnce(fresh, token)
   }
 
-  #macMatches (header: MacHeader, { macKey, record }: ActiveToken, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
+  #macMatches (header: MacHeader, { signingKey, record }: ActiveToken, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
     const hmac = hmacOf(record.macAlgorithm)
-    const sign = (query: string): string => computeMac(macKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }), hmac)
+    const sign = (query: string): string => computeMac(signingKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }), hmac)
     const primary = canonicalQuery(request.rawQuery)
     if (macMatches(sign(primary), header.mac)) return true
     // Other SDKs sign the query differently; try their forms only when they differ.
@@ -110,8 +112,8 @@ export class MacVerifier {
   }
 
   /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
-  #nonceTtl (minutes: number): number {
-    return Math.max(1, (minutes + this.#skew + 1) * 60 - Math.floor(Date.now() / 1000))
+  #nonceTtl (minutes: number, now: number): number {
+    return Math.max(1, (minutes + this.#skew + 1) * 60 - Math.floor(now / 1000))
   }
 }
 

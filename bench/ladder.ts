@@ -1,0 +1,142 @@
+// `npm run bench -- --ladder [--quick]`: where each microsecond of a verified request goes. From the
+// plain proxy up to the gateway as `macgate start` ships, each rung a real configuration of the real
+// code with one more part on (bench/rungs.ts), timed as the bench times its scenarios (alternated
+// rounds, best undisturbed round: bench/measure.ts), then counted in passes of its own: V8 heap
+// bytes, promises, nextTick ticks and write system calls per request (bench/counters.ts).
+import { mkdtemp, rm } from 'node:fs/promises'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import type { Counts } from './counters.js'
+import { writeLadder, type LadderReport, type LadderRung, ladderTable } from './ladder-report.js'
+import { runLoad, signed, zipfSigned } from './load.js'
+import { alternated, compareWith, ROUNDS, SECONDS, summarise } from './measure.js'
+import { resultsDirectory } from './paths.js'
+import { pinning, startGateway, startRedis, startServer, type Gateway } from './processes.js'
+import { GATEWAY_STEPS, type GatewayStep } from './rungs.js'
+import { base, CONNECTIONS, PATH, POPULATION, quick, stopAll, type Scenario, type Stop } from './scenarios.js'
+
+/** Requests of each counting pass: enough that the IPC of the pass itself does not show. */
+const COUNTED_REQUESTS = quick ? 2000 : 20_000
+
+const STEP_NAMES: Record<GatewayStep, string> = {
+  'route-check': '+ the gateway app and its route check (MAC check off)',
+  'mac-check': '+ the MAC check (embedded nonces, hot LRU)',
+  'header-rewrite': '+ the upstream header rewrite',
+  'request-metrics': '+ request metrics',
+  'access-log': '+ the access log at info, into a file',
+  'redis-nonces': '+ Redis nonces'
+}
+
+interface Started {
+  redis: Redis
+  rungs: Scenario[]
+  shipped: Gateway
+  directory: string
+}
+
+/** Every rung's process, each on core 0, over one upstream and one Redis on core 1; what started is on `stops`. */
+async function startRungs (stops: Stop[]): Promise<Started> {
+  const started = <T extends { stop: Stop }>(thing: T): T => {
+    stops.push(async () => await thing.stop())
+    return thing
+  }
+  const directory = await mkdtemp(join(tmpdir(), 'macgate-ladder-'))
+  stops.push(async () => await rm(directory, { recursive: true, force: true }))
+  const redisServer = started(await startRedis())
+  const redis = new Redis(redisServer.url)
+  stops.push(() => redis.disconnect())
+  const upstream = base(started(await startServer('upstream', 1)))
+  const shippedLog = join(directory, 'shipped.log')
+  const shipped = started(await startGateway('gateway-shipped', 0, [upstream, redisServer.url, shippedLog]))
+  // The servers that check nothing get requests signed as the gateways' are, with the shipped one's token.
+  const unchecked = async (kind: 'proxy' | 'proxy-hook', id: string, name: string): Promise<Scenario> => {
+    const target = started(await startServer(kind, 0, [upstream]))
+    return { id, name, target, setupRequest: signed(base(target), PATH, shipped.ready) }
+  }
+  const rungs = [await unchecked('proxy', 'L0', 'plain @fastify/http-proxy'), await unchecked('proxy-hook', 'L1', '+ an empty callback onRequest hook')]
+  for (const [index, step] of GATEWAY_STEPS.entries()) {
+    const log = join(directory, `${step}.log`)
+    const gateway = started(await startGateway('gateway-ladder', 0, [upstream, redisServer.url, step, log]))
+    const logged = step === 'access-log' || step === 'redis-nonces'
+    rungs.push({
+      id: `L${index + 2}`, name: STEP_NAMES[step], target: gateway, setupRequest: signed(base(gateway), PATH, gateway.ready),
+      onRedis: step === 'redis-nonces', ...(logged && { logFile: log })
+    })
+  }
+  const id = `L${rungs.length}`
+  rungs.push({ id, name: '+ process metrics and the admin listener (= macgate start)', target: shipped, setupRequest: signed(base(shipped), PATH, shipped.ready), onRedis: true, logFile: shippedLog })
+  return { redis, rungs, shipped, directory }
+}
+
+/** The last rung: the shipped gateway again, each request signed with a token of a Zipf-drawn population. */
+async function populationRung ({ shipped, directory, rungs }: Started): Promise<Scenario> {
+  const population = await shipped.population(POPULATION, join(directory, 'population.txt'))
+  process.stderr.write(`population: ${population.credentials.length} tokens in ${population.seconds.toFixed(1)} s\n`)
+  const shippedRung = rungs[rungs.length - 1]!
+  return { ...shippedRung, id: `L${rungs.length}`, name: `the same, ${population.credentials.length} Zipf-drawn tokens`, setupRequest: zipfSigned(base(shipped), PATH, population.credentials) }
+}
+
+/** One counting pass over `COUNTED_REQUESTS` requests: what the target counted, per request. */
+async function countPass (rung: Scenario, promises: boolean): Promise<Counts> {
+  const { target } = rung
+  await target.count!(promises)
+  const { requests } = await runLoad({ url: `${base(target)}${PATH}`, seconds: 60, amount: COUNTED_REQUESTS, connections: CONNECTIONS, setupRequest: rung.setupRequest })
+  const counts = await target.counted!()
+  const per = (value: number): number => value / Math.max(1, requests)
+  return { bytes: per(counts.bytes), promises: per(counts.promises), ticks: per(counts.ticks), writes: per(counts.writes) }
+}
+
+/** Bytes and writes without the promise hook; promises and ticks with it, in a pass of their own. */
+async function counted (rung: Scenario): Promise<Counts> {
+  const plain = await countPass(rung, false)
+  const hooked = await countPass(rung, true)
+  return { bytes: plain.bytes, writes: plain.writes, promises: hooked.promises, ticks: hooked.ticks }
+}
+
+async function measureLadder (started: Started): Promise<LadderRung[]> {
+  const rungs = [...started.rungs, await populationRung(started)]
+  const runs = await alternated(started.redis, rungs, { seconds: SECONDS }, 'ladder')
+  const results = rungs.map((rung) => summarise(rung, runs.get(rung)!))
+  const baseline = results[0]!
+  const ladder: LadderRung[] = []
+  for (const [index, rung] of rungs.entries()) {
+    const result = results[index]!
+    compareWith(baseline, result)
+    const counts = await counted(rung)
+    const below = ladder[index - 1]
+    ladder.push({
+      ...result,
+      counts,
+      addedCpu: below === undefined ? 0 : result.bestCpuPerRequest - below.bestCpuPerRequest,
+      addedCounts: below === undefined
+        ? { bytes: 0, promises: 0, ticks: 0, writes: 0 }
+        : { bytes: counts.bytes - below.counts.bytes, promises: counts.promises - below.counts.promises, ticks: counts.ticks - below.counts.ticks, writes: counts.writes - below.counts.writes }
+    })
+    process.stderr.write(`counted ${rung.id}\n`)
+  }
+  return ladder
+}
+
+export async function runLadder (): Promise<void> {
+  const stops: Stop[] = []
+  try {
+    const rungs = await measureLadder(await startRungs(stops))
+    const report: LadderReport = {
+      date: new Date().toISOString(),
+      quick,
+      cores: cpus().length,
+      node: process.version,
+      pinning: pinning ? 'taskset: the rung on core 0; load, upstream, Redis on core 1' : 'no taskset: unpinned',
+      secondsPerRun: SECONDS,
+      rounds: ROUNDS,
+      connections: CONNECTIONS,
+      countedRequests: COUNTED_REQUESTS,
+      rungs
+    }
+    const file = await writeLadder(report, resultsDirectory)
+    process.stdout.write(`${ladderTable(report)}\n\n${report.pinning}; ${report.cores} cores; Node ${report.node}; ${SECONDS}s runs, ${ROUNDS} rounds; counted over ${COUNTED_REQUESTS} requests\nresults: ${file}\n`)
+  } finally {
+    await stopAll(stops)
+  }
+}

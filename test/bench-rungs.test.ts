@@ -1,0 +1,58 @@
+// The ladder's rungs are the real gateway with parts turned off (GatewayOptions.hotPath): each
+// switch does what its rung says, and a gateway built without them checks every request as ever.
+import t, { type Test } from 'tap'
+import { buildGateway } from '../gateway/server.js'
+import { MemoryStore } from '../plugin/index.js'
+import { GATEWAY_STEPS, isGatewayStep, partsOf, type GatewayStep } from '../bench/rungs.js'
+import { API_HOST, recordingUpstream } from './helpers/gateway.js'
+
+t.test('each rung has its own part and every part of the rungs below it', async (t) => {
+  const on = (step: GatewayStep) => {
+    const { hotPath, log, redis } = partsOf(step)
+    return [hotPath.macCheck, hotPath.upstreamHeaders, hotPath.requestMetrics, log, redis]
+  }
+  t.same(GATEWAY_STEPS.map(on), [
+    [false, false, false, false, false],
+    [true, false, false, false, false],
+    [true, true, false, false, false],
+    [true, true, true, false, false],
+    [true, true, true, true, false],
+    [true, true, true, true, true]
+  ])
+  t.ok(isGatewayStep('mac-check'))
+  t.notOk(isGatewayStep('constructor'), 'only the steps themselves')
+})
+
+const ROUTES = [{ path: '/api/*', methods: ['GET'], scopes: ['1'], match: 'all' as const }]
+
+async function gatewayFor (t: Test, step: GatewayStep) {
+  const upstream = await recordingUpstream(t)
+  const store = new MemoryStore()
+  const app = await buildGateway({ store, config: { upstream: upstream.url, routes: ROUTES }, hotPath: partsOf(step).hotPath })
+  t.teardown(async () => { await app.close(); await store.close() })
+  return { app, upstream }
+}
+
+const durations = async (app: Awaited<ReturnType<typeof buildGateway>>): Promise<boolean> =>
+  /^macgate_request_duration_seconds_count\{/m.test(await app.macgate.metrics.registry.metrics())
+
+t.test('the route-check rung: the route table still judges, nothing else is done', async (t) => {
+  const { app, upstream } = await gatewayFor(t, 'route-check')
+  const forwarded = await app.inject({ url: '/api/profile', headers: { host: API_HOST, authorization: 'MAC id="x", nonce="1:1", mac="m"' } })
+  t.equal(forwarded.statusCode, 200, 'forwarded unchecked')
+  t.equal(upstream.requests[0]!.headers.authorization, 'MAC id="x", nonce="1:1", mac="m"', 'headers as they came: the plain proxy\'s')
+  t.notOk(Object.keys(upstream.requests[0]!.headers).some((name) => name.startsWith('x-macgate')), 'no identity headers')
+  t.equal((await app.inject({ url: '/elsewhere', headers: { host: API_HOST } })).statusCode, 404, 'the route check is on')
+  t.notOk(await durations(app), 'no request metrics')
+})
+
+t.test('the header-rewrite rung: the MAC check is on; every part is on by default', async (t) => {
+  const { app, upstream } = await gatewayFor(t, 'header-rewrite')
+  t.equal((await app.inject({ url: '/api/profile', headers: { host: API_HOST } })).statusCode, 401, 'unsigned: refused')
+  t.equal(upstream.requests.length, 0)
+  const store = new MemoryStore()
+  const shipped = await buildGateway({ store, config: { upstream: upstream.url, routes: ROUTES } })
+  t.teardown(async () => { await shipped.close(); await store.close() })
+  t.equal((await shipped.inject({ url: '/api/profile', headers: { host: API_HOST } })).statusCode, 401, 'no hotPath: checked')
+  t.ok(await durations(shipped), 'and timed')
+})
