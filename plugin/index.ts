@@ -82,7 +82,8 @@ async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<
 
 /** The store's part of the metrics: command latency, and what the revocation channel delivers. */
 function observeStore ({ store, metrics }: MacgateConfig): void {
-  store.observeCommands?.((command, seconds, failed) => metrics.storeCommands.labels(command, failed ? 'error' : 'ok').observe(seconds))
+  store.observeCommands?.((command, seconds, failed) => metrics.observeStoreCommand(command, seconds, failed))
+  metrics.watchNonces(async () => await store.nonceStats())
   store.onRevocation((hashes) => {
     if (hashes === null) metrics.cacheFlushes.inc()
     else metrics.revocationsReceived.inc(hashes.length)

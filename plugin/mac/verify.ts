@@ -1,5 +1,6 @@
 import { errors } from '../core/errors.js'
 import type { Store } from '../store/store.js'
+import { NonceKeys } from '../store/nonce-key.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, hmacOf, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
@@ -48,6 +49,7 @@ export class MacVerifier {
   readonly #skew: number
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
+  readonly #nonceKeys: NonceKeys
 
   constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false }: VerifierOptions) {
     this.#store = store
@@ -55,6 +57,7 @@ export class MacVerifier {
     this.#skew = nonceSkewMinutes
     this.#variants = macQueryVariants ? VARIANTS : []
     this.cache = new TokenCache(store, secret, tokenCache)
+    this.#nonceKeys = new NonceKeys(secret)
   }
 
   /**
@@ -81,7 +84,7 @@ export class MacVerifier {
     if (drift > this.#skew) throw errors.accessDenied(DENIALS.staleNonce)
     if (drift < -this.#skew) throw errors.accessDenied(DENIALS.futureNonce)
     checkQueryBindings(rawQuery, header.accessToken, token)
-    const fresh = this.#store.useNonce(token.hash, header.nonce, this.#nonceTtl(header.minutes))
+    const fresh = this.#store.useNonce(this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes)))
     if (fresh instanceof Promise) return fresh.then((first) => admitOnce(first, token))
     return admitOnce(fresh, token)
   }

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events'
 import { errors } from '../core/errors.js'
-import { NonceSet } from './nonce-set.js'
+import { NonceBuckets } from './nonce-buckets.js'
 import { userGrantMember, userGrantOf } from './store.js'
+import type { NonceStats, NonceUse } from './store.js'
 import type {
   AccessTokenRecord, ClientRecord, CodeRecord, Consent, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserGrant, UserRecord
@@ -10,6 +11,8 @@ import type {
 // Rate-limit counters and sessions kept at most; past it the oldest go first (a flood cannot grow them).
 const MAX_COUNTERS = 100_000
 const MAX_SESSIONS = 100_000
+/** Nonces held at most by default: 24,000 requests a second for 11 minutes (see the constructor). */
+export const DEFAULT_MAX_NONCES = 16_000_000
 
 /**
  * A map whose entries expire on their own, like Redis keys with a TTL; with a capacity, a new
@@ -90,7 +93,7 @@ export class MemoryStore implements Store {
   readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
   /** Sealed successors of refresh tokens spent within their rotation grace, by the spent token's hash. */
   readonly #successors = new ExpiringMap<string>()
-  readonly #nonces: NonceSet
+  readonly #nonces: NonceBuckets
   readonly #counters = new ExpiringMap<{ count: number }>(MAX_COUNTERS)
   readonly #sessions = new ExpiringMap<SessionRecord>(MAX_SESSIONS)
   readonly #revocations = new EventEmitter()
@@ -98,12 +101,14 @@ export class MemoryStore implements Store {
   readonly #sweeper: NodeJS.Timeout
 
   /**
-   * `maxNonces`: the most (token, nonce) pairs kept for replay detection, about 215 bytes each
-   * (the default, 1,000,000, is ~205 MiB: ~1,500 signed requests a second over the 11 minutes a
-   * nonce is kept); when that many are live, signed requests get 503.
+   * `maxNonces`: the most nonces kept for replay detection, at most 21 bytes each (8 of a keyed
+   * hash, in tables at least 3/8 full). The default, 16,000,000 (at most ~340 MB), holds 24,000
+   * signed requests a second for the 11 minutes the longest-kept nonce is held, beyond what one core
+   * verifies (README, "Capacity"); when that many are live, signed requests get 503.
+   * `now`: the nonce buckets' clock (tests step it).
    */
-  constructor ({ sweepIntervalMs = 60_000, maxNonces = 1_000_000 } = {}) {
-    this.#nonces = new NonceSet(1000, maxNonces)
+  constructor ({ sweepIntervalMs = 60_000, maxNonces = DEFAULT_MAX_NONCES, now = Date.now }: { sweepIntervalMs?: number, maxNonces?: number, now?: () => number } = {}) {
+    this.#nonces = new NonceBuckets({ capacity: maxNonces, now })
     this.#sweeper = setInterval(() => this.#sweep(), sweepIntervalMs).unref()
   }
 
@@ -277,10 +282,13 @@ export class MemoryStore implements Store {
     this.#revocations.on('revoked', listener)
   }
 
-  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): boolean {
+  useNonce ({ key, minute, ttlSeconds }: NonceUse): boolean {
     if (!this.#nonces.hasRoom()) throw errors.storeUnavailable('nonce store is full; try again shortly')
-    // 16 characters of the token hash (96 bits) tell tokens apart; a shorter key is a smaller set.
-    return this.#nonces.add(`${tokenHash.slice(0, 16)}:${nonce}`, ttlSeconds)
+    return this.#nonces.add(key, minute, ttlSeconds)
+  }
+
+  async nonceStats (): Promise<NonceStats> {
+    return { held: this.#nonces.size, bytes: this.#nonces.bytes }
   }
 
   async countHit (key: string, windowMs: number): Promise<HitCount> {
@@ -309,7 +317,6 @@ export class MemoryStore implements Store {
 
   async close (): Promise<void> {
     clearInterval(this.#sweeper)
-    this.#nonces.close()
   }
 
   #grant (grantId: string): Grant {

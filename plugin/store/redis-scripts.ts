@@ -189,11 +189,24 @@ end
 for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', prefix .. member) end
 redis.call('DEL', sessions)`
   },
-  // KEYS: nonce keys (all of one slot on a cluster). ARGV: their ttls. Returns 1 for each first use, 0 for a replay.
+  // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the minute buckets (sets of
+  // 8-byte keyed hashes), then the old layout's per-nonce keys still to honour (the upgrade window).
+  // ARGV: the bucket count b; b bucket lifetimes (s); then per nonce: its bucket's index, its
+  // keyed hash, the index of its old-layout key or 0. Returns 1 for each first use, 0 for a replay.
+  // A bucket's expiry is set once, when it has none: its minute's end of the window.
   macgateUseNonces: {
-    lua: `local fresh = {}
-for i, key in ipairs(KEYS) do
-  fresh[i] = redis.call('SET', key, '1', 'EX', ARGV[i], 'NX') and 1 or 0
+    lua: `local b = tonumber(ARGV[1])
+local fresh = {}
+local n = 0
+for i = b + 2, #ARGV, 3 do
+  n = n + 1
+  local added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+  local old = tonumber(ARGV[i + 2])
+  if added == 1 and old > 0 and redis.call('EXISTS', KEYS[old]) == 1 then added = 0 end
+  fresh[n] = added
+end
+for i = 1, b do
+  if redis.call('TTL', KEYS[i]) == -1 then redis.call('EXPIRE', KEYS[i], ARGV[i + 1]) end
 end
 return fresh`
   },

@@ -11,6 +11,10 @@
  * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
  */
 
+import type { NonceUse } from './nonce-key.js'
+
+export type { NonceUse } from './nonce-key.js'
+
 // A store that cannot be reached rejects with `errors.storeUnavailable` (503, 96000), whatever the
 // method: callers never see a client library's own errors.
 
@@ -137,6 +141,12 @@ export interface RevocationListener {
   (accessTokenHashes: string[] | null): void
 }
 
+/** The replay memory's size: nonces held, and an estimate of the memory they take (bytes). */
+export interface NonceStats {
+  held: number
+  bytes: number
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis'
 
@@ -215,10 +225,13 @@ export interface Store {
   onRevocation (listener: RevocationListener): Promise<void>
 
   /**
-   * True the first time a (token, nonce) pair is seen within `ttlSeconds`. A store that can
-   * answer at once (the embedded one) may return the answer itself: this runs on every request.
+   * True the first time a nonce's key is seen in its minute's bucket, kept `ttlSeconds` (until the
+   * minute leaves the window). A store that can answer at once (the embedded one) may return the
+   * answer itself: this runs on every request.
    */
-  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): boolean | Promise<boolean>
+  useNonce (use: NonceUse): boolean | Promise<boolean>
+  /** How many nonces are held, and about how many bytes they take: for the metrics. */
+  nonceStats (): Promise<NonceStats>
 
   /**
    * Counts one hit on a rate-limit counter shared by every instance; the first hit opens a window
