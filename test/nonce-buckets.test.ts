@@ -85,6 +85,6 @@ t.test('the ceiling refuses 503 96000 only while every place holds a live nonce'
   clock.step(60_000)
   t.equal(store.useNonce(nonceUse('a'.repeat(64), '4:6', { minute: minute + 1, ttlSeconds: 60 })), true, 'minute 5 left the window: room for two again')
   t.equal(store.useNonce(nonceUse('a'.repeat(64), '5:6', { minute: minute + 1, ttlSeconds: 60 })), true)
-  t.throws(() => store.useNonce(nonceUse('a'.repeat(64), '6:6', { minute: minute + 1, ttlSeconds: 60 })), { errno: 96000 }, 'full again')
+  t.throws(() => store.useNonce(nonceUse('a'.repeat(64), '6:6', { minute: minute + 1, ttlSeconds: 60 })), { errno: 96000, message: 'nonce store is full; try again shortly' }, 'full again')
   t.equal((await store.nonceStats()).held, 3)
 })

@@ -64,7 +64,7 @@ t.test('keys: records of a grant expire, the rest does not', async (t) => {
     ['code', new RegExp(`^${g}code:`), 60],
     ['access token', new RegExp(`^${g}at:`), 3600],
     ['refresh token', new RegExp(`^${g}rt:`), 86400],
-    ['nonce bucket', /^\{n:[0-9a-f]\}:\d+$/, 30],
+    ['nonce set', /^\{n:[0-9a-f]\}:\d+:[0-9a-f]{1,2}$/, 30],
     // Since this layout's first start on this Redis: 0, a new one (no upgrade window).
     ['nonce layout marker', /^nonce-layout:buckets$/, 0],
     ['grant members', new RegExp(`^${g}members$`), 86400],

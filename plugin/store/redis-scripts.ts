@@ -190,23 +190,24 @@ for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', p
 redis.call('DEL', sessions)`
   },
   // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the minute buckets (sets of
-  // 8-byte keyed hashes), then the old layout's per-nonce keys still to honour (the upgrade window).
-  // ARGV: the bucket count b; b bucket lifetimes (s); then per nonce: its bucket's index, its
-  // keyed hash, the index of its old-layout key or 0. Returns 1 for each first use, 0 for a replay.
-  // A bucket's expiry is set once, when it has none: its minute's end of the window.
+  // 8-byte keyed hashes) and the old layout's per-nonce keys still to honour (the upgrade window).
+  // ARGV: the bucket count b; per bucket, its key's index and lifetime (s); then per nonce, its
+  // bucket's index, its keyed hash, and its old-layout key's index or 0. Returns 1 for each first
+  // use, 0 for a replay. A bucket's expiry is set once, when it has none: its minute's end of window.
   macgateUseNonces: {
     lua: `local b = tonumber(ARGV[1])
 local fresh = {}
 local n = 0
-for i = b + 2, #ARGV, 3 do
+for i = 2 * b + 2, #ARGV, 3 do
   n = n + 1
   local added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
   local old = tonumber(ARGV[i + 2])
   if added == 1 and old > 0 and redis.call('EXISTS', KEYS[old]) == 1 then added = 0 end
   fresh[n] = added
 end
-for i = 1, b do
-  if redis.call('TTL', KEYS[i]) == -1 then redis.call('EXPIRE', KEYS[i], ARGV[i + 1]) end
+for i = 2, 2 * b, 2 do
+  local bucket = KEYS[tonumber(ARGV[i])]
+  if redis.call('TTL', bucket) == -1 then redis.call('EXPIRE', bucket, ARGV[i + 1]) end
 end
 return fresh`
   },
