@@ -2,14 +2,13 @@ import { errors } from '../core/errors.js'
 import { NONCE_KEY_BYTES, type NonceUse } from './nonce-key.js'
 import type { NonceStats } from './store.js'
 
-/** How the nonces reach Redis: the batch script, plain commands for the upgrade marker and the stats. */
+/** How the nonces reach Redis: the batch and stats scripts, plain commands for the upgrade marker. */
 export interface NonceRedis {
   macgateUseNonces: (...args: Array<number | Array<string | number | Buffer>>) => Promise<unknown>
   exists: (key: string) => Promise<number>
   set: (key: string, value: string, nx: 'NX') => Promise<unknown>
   get: (key: string) => Promise<string | null>
-  scard: (key: string) => Promise<number>
-  memory: (subcommand: 'USAGE', key: string) => Promise<unknown>
+  macgateNonceStats: (count: number, keys: string[]) => Promise<unknown>
 }
 
 /** Told of each batch's script call: seconds until it settled, and whether it failed. */
@@ -30,8 +29,6 @@ export const LEGACY_WINDOW_MS = (2 * 60 + 2) * 60_000
  * to about 2,000,000 nonces a minute (35,000 requests a second on one Redis deployment).
  */
 const SETS_PER_TAG = 256
-/** The sets whose counts the stats read, per (tag, minute): a sample, scaled up. */
-const SAMPLED_SETS = [0, 64, 128, 192]
 
 /**
  * The Redis store's replay memory: per (slot tag, minute), 256 sets whose members are the nonces'
@@ -100,19 +97,24 @@ export class RedisNonces {
   }
 
   /**
-   * Nonces held, counted in a sample of the sets of each (tag, minute) this instance wrote to (every
-   * instance writes the same ones) and scaled up, and Redis's estimate of their memory likewise.
+   * Nonces held in the sets of each (tag, minute) this instance wrote to (every instance writes the
+   * same ones), and Redis's MEMORY USAGE of those sets: one script call per tag.
    */
   async stats (now = Date.now()): Promise<NonceStats> {
-    for (const [tagMinute, until] of this.#known) if (until <= now) this.#known.delete(tagMinute)
-    const keys = [...this.#known.keys()].flatMap((tagMinute) => SAMPLED_SETS.map((set) => this.#setKey(tagMinute % 16, Math.floor(tagMinute / 16), set)))
-    const scale = SETS_PER_TAG / SAMPLED_SETS.length
+    const byTag = new Map<number, string[]>()
+    for (const [tagMinute, until] of this.#known) {
+      if (until <= now) {
+        this.#known.delete(tagMinute)
+        continue
+      }
+      const tag = tagMinute % 16
+      const keys = byTag.get(tag) ?? []
+      for (let set = 0; set < SETS_PER_TAG; set++) keys.push(this.#setKey(tag, Math.floor(tagMinute / 16), set))
+      byTag.set(tag, keys)
+    }
     try {
-      const [held, bytes] = await Promise.all([
-        Promise.all(keys.map(async (key) => await this.#redis.scard(key))),
-        Promise.all(keys.map(async (key) => Number(await this.#redis.memory('USAGE', key) ?? 0)))
-      ])
-      return { held: Math.round(sum(held) * scale), bytes: Math.round(sum(bytes) * scale) }
+      const counts = await Promise.all([...byTag.values()].map(async (keys) => await this.#redis.macgateNonceStats(keys.length, keys) as [number, number]))
+      return { held: sum(counts.map(([held]) => held)), bytes: sum(counts.map(([, bytes]) => bytes)) }
     } catch (error) {
       throw errors.storeUnavailable(undefined, { cause: error })
     }

@@ -211,6 +211,18 @@ for i = 2, 2 * b, 2 do
 end
 return fresh`
   },
+  // KEYS: nonce sets (of one tag). Returns {members, bytes (MEMORY USAGE)} over those that exist.
+  macgateNonceStats: {
+    lua: `local held, bytes = 0, 0
+for _, key in ipairs(KEYS) do
+  local count = redis.call('SCARD', key)
+  if count > 0 then
+    held = held + count
+    bytes = bytes + redis.call('MEMORY', 'USAGE', key)
+  end
+end
+return {held, bytes}`
+  },
   // Returns {hits in the window, ms until it resets}.
   macgateCountHit: {
     numberOfKeys: 1,
