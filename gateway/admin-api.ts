@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import {
   changePassword, createUser, errors, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
-  removeUser, revokeUserGrant, rotateClientSecret, type AuditEvents, type ClientRecord, type ScopeRegistry, type Store
+  removeUser, revokeUserGrant, rotateClientSecret, updateClient, type AuditEvents, type ClientRecord, type ClientUpdate, type ScopeRegistry, type Store
 } from '../plugin/index.js'
 
 export interface AdminApiOptions {
@@ -16,16 +16,24 @@ const text = { type: 'string', minLength: 1, maxLength: 2048 }
 const password = { type: 'string', minLength: 1, maxLength: 1024 }
 const object = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', additionalProperties: false, required, properties })
 
+const redirectUris = { type: 'array', minItems: 1, maxItems: 20, items: text }
+const allowedOrigins = { type: 'array', maxItems: 20, items: text }
+const responseTypes = { type: 'array', minItems: 1, items: { enum: ['code', 'token'] } }
+
 const schemas = {
   newClient: object({
     name: text,
-    redirect_uris: { type: 'array', minItems: 1, maxItems: 20, items: text },
+    redirect_uris: redirectUris,
     scope: text,
-    response_types: { type: 'array', minItems: 1, items: { enum: ['code', 'token'] } },
+    response_types: responseTypes,
     require_pkce: { type: 'boolean' },
+    public: { type: 'boolean' },
+    allowed_origins: allowedOrigins,
     resource_server: { type: 'boolean' },
     mac_algorithm: { enum: ['HmacSha1', 'HmacSha256'] }
   }, ['name', 'redirect_uris']),
+  // A field given replaces the registered one; at least one is given.
+  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes }), minProperties: 1 },
   rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
   newUser: object({ username: text, password }, ['username', 'password']),
   newPassword: object({ password }, ['password'])
@@ -40,6 +48,8 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
     scope: client.scopes.join(' '),
     response_types: client.responseTypes,
     require_pkce: client.requirePkce,
+    public: client.public === true,
+    allowed_origins: client.allowedOrigins ?? [],
     resource_server: client.resourceServer === true,
     mac_algorithm: client.macAlgorithm ?? 'HmacSha1',
     ...(client.previousSecretUntil !== undefined && client.previousSecretUntil > Date.now() && { previous_secret_until: new Date(client.previousSecretUntil).toISOString() }),
@@ -66,7 +76,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
 
   app.get('/admin/clients', async () => (await store.listClients()).map(clientView))
 
-  app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256' } }>(
+  app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, public?: boolean, allowed_origins?: string[], resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256' } }>(
     '/admin/clients', { schema: { body: schemas.newClient } }, async (request, reply) => {
       const body = request.body
       const { client, clientSecret } = await registerClient(store, registry, {
@@ -75,10 +85,24 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
         ...(body.scope !== undefined && { scope: body.scope }),
         ...(body.response_types !== undefined && { responseTypes: body.response_types }),
         ...(body.require_pkce !== undefined && { requirePkce: body.require_pkce }),
+        ...(body.public !== undefined && { public: body.public }),
+        ...(body.allowed_origins !== undefined && { allowedOrigins: body.allowed_origins }),
         ...(body.resource_server !== undefined && { resourceServer: body.resource_server }),
         ...(body.mac_algorithm !== undefined && { macAlgorithm: body.mac_algorithm })
       }, events)
-      return await reply.code(201).send({ ...clientView(client), client_secret: clientSecret })
+      // A public client has no secret: the answer has no client_secret field at all.
+      return await reply.code(201).send({ ...clientView(client), ...(clientSecret !== undefined && { client_secret: clientSecret }) })
+    })
+
+  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'> } }>(
+    '/admin/clients/:clientId', { schema: { body: schemas.clientUpdate } }, async (request) => {
+      const body = request.body
+      const update: ClientUpdate = {
+        ...(body.redirect_uris !== undefined && { redirectUris: body.redirect_uris }),
+        ...(body.allowed_origins !== undefined && { allowedOrigins: body.allowed_origins }),
+        ...(body.response_types !== undefined && { responseTypes: body.response_types })
+      }
+      return clientView(await updateClient(store, request.params.clientId, update, events))
     })
 
   app.delete<{ Params: { clientId: string } }>('/admin/clients/:clientId', async (request, reply) => {

@@ -3,7 +3,8 @@ import { hashPassword } from './account/password.js'
 import { registrationProblem } from './oauth/redirect-uri.js'
 import { parseScope, type ScopeRegistry } from './core/scope.js'
 import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
-import type { ClientRecord, Store, UserGrant } from './store/store.js'
+import type { ClientChanges, ClientRecord, Store, UserGrant } from './store/store.js'
+import { originProblem } from './core/origins.js'
 import { revokeUserGrants } from './account/authorized-apps.js'
 import type { AuditEvents } from './core/events.js'
 import type { MacgateConfig } from './config/options.js'
@@ -30,8 +31,13 @@ export interface NewClient {
   redirectUris: string[]
   /** Space-separated; the client's allowed and default scopes. */
   scope?: string
+  /** Default: code and token; a public client or one requiring PKCE, code only. */
   responseTypes?: Array<'code' | 'token'>
   requirePkce?: boolean
+  /** A public client (RFC 6749 §2.1): no secret, PKCE required; for apps in a browser or on a device. */
+  public?: boolean
+  /** Origins besides the redirect URIs' that may call the open API from a browser (CORS). */
+  allowedOrigins?: string[]
   /** HmacSha1 (the default, the spec's only one) or HmacSha256 (opt-in). */
   macAlgorithm?: 'HmacSha1' | 'HmacSha256'
   /** May introspect every client's tokens at /oauth2/introspect. */
@@ -40,44 +46,89 @@ export interface NewClient {
   refreshTokenTtl?: number
 }
 
+/** What `updateClient` may change; a field left out stays as it is. */
+export interface ClientUpdate {
+  redirectUris?: string[]
+  /** Replaces the list; `[]` removes every allowed origin. */
+  allowedOrigins?: string[]
+  responseTypes?: Array<'code' | 'token'>
+}
+
+const MAX_ALLOWED_ORIGINS = 20
+
 // Every operator action takes the plugin's audit trail optionally (`app.macgate.events`): the CLI,
 // in a process of its own, has none; the admin API passes its gateway's.
 
-/** Registers a client; the secret is returned this once and only its hash is kept. */
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string }> {
-  if (input.name.trim() === '' || input.name.length > 100) throw new RegistrationError('name must be 1 to 100 characters')
-  if (input.redirectUris.length === 0) throw new RegistrationError('at least one redirect URI is required')
-  for (const uri of input.redirectUris) {
+function checkRedirectUris (uris: string[]): void {
+  if (uris.length === 0) throw new RegistrationError('at least one redirect URI is required')
+  for (const uri of uris) {
     const problem = registrationProblem(uri)
     if (problem !== undefined) throw new RegistrationError(`redirect URI ${uri} ${problem}`)
   }
+}
+
+function checkAllowedOrigins (origins: string[]): void {
+  if (origins.length > MAX_ALLOWED_ORIGINS) throw new RegistrationError(`at most ${MAX_ALLOWED_ORIGINS} allowed origins`)
+  for (const origin of origins) {
+    const problem = originProblem(origin)
+    if (problem !== undefined) throw new RegistrationError(`allowed origin ${origin} ${problem}`)
+  }
+}
+
+/**
+ * The response types, once each. A confidential client requiring PKCE gets only the code grant
+ * (the implicit grant has no PKCE); a public client requires PKCE for codes and gets the implicit
+ * grant only when it asks for it (RFC 9700 §2.1.2 discourages it; the spec offers it to apps
+ * without a server).
+ */
+function checkResponseTypes (types: string[], requirePkce: boolean, isPublic: boolean): Array<'code' | 'token'> {
+  const unique = [...new Set(types)]
+  if (unique.length === 0 || unique.some((type) => type !== 'code' && type !== 'token')) {
+    throw new RegistrationError('response types must be code, token or both')
+  }
+  if (requirePkce && !isPublic && unique.includes('token')) {
+    throw new RegistrationError('a client requiring PKCE cannot use response type token (the implicit grant has no PKCE)')
+  }
+  return unique as Array<'code' | 'token'>
+}
+
+/**
+ * Registers a client; the secret is returned this once and only its hash is kept. A public client
+ * gets no secret (`clientSecret` undefined).
+ */
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public: true }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: undefined }>
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string }>
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
+  if (input.name.trim() === '' || input.name.length > 100) throw new RegistrationError('name must be 1 to 100 characters')
+  checkRedirectUris(input.redirectUris)
+  checkAllowedOrigins(input.allowedOrigins ?? [])
   const scopes = parseScope(input.scope ?? '1 3')
   if (scopes.length === 0) throw new RegistrationError('at least one scope is required')
   const unknown = scopes.find((scope) => !registry.has(scope))
   if (unknown !== undefined) throw new RegistrationError(`scope ${unknown} is not in the scope registry`)
-  // A client requiring PKCE gets only the code grant: the implicit grant has no PKCE.
-  const responseTypes: string[] = [...new Set(input.responseTypes ?? (input.requirePkce === true ? ['code'] : ['code', 'token']))]
-  if (responseTypes.length === 0 || responseTypes.some((type) => type !== 'code' && type !== 'token')) {
-    throw new RegistrationError('response types must be code, token or both')
-  }
-  if (input.requirePkce === true && responseTypes.includes('token')) {
-    throw new RegistrationError('a client requiring PKCE cannot use response type token (the implicit grant has no PKCE)')
-  }
+  const isPublic = input.public === true
+  if (isPublic && input.requirePkce === false) throw new RegistrationError('a public client always requires PKCE')
+  if (isPublic && input.resourceServer === true) throw new RegistrationError('a public client cannot be a resource server (it has no secret to introspect with)')
+  const requirePkce = isPublic || input.requirePkce === true
+  const responseTypes = checkResponseTypes(input.responseTypes ?? (requirePkce ? ['code'] : ['code', 'token']), requirePkce, isPublic)
   for (const ttl of [input.accessTokenTtl, input.refreshTokenTtl]) {
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) throw new RegistrationError('token lifetimes must be whole seconds')
   }
   if (input.macAlgorithm !== undefined && input.macAlgorithm !== 'HmacSha1' && input.macAlgorithm !== 'HmacSha256') {
     throw new RegistrationError('mac algorithm must be HmacSha1 or HmacSha256')
   }
-  const clientSecret = randomBase64Url(32)
+  const clientSecret = isPublic ? undefined : randomBase64Url(32)
   const client: ClientRecord = {
     id: newClientId(),
     name: input.name.trim(),
-    secretHash: hashSecret(clientSecret),
+    secretHash: clientSecret === undefined ? '' : hashSecret(clientSecret),
     redirectUris: input.redirectUris,
     scopes,
-    responseTypes: responseTypes as Array<'code' | 'token'>,
-    requirePkce: input.requirePkce ?? false,
+    responseTypes,
+    requirePkce,
+    ...(isPublic && { public: true as const }),
+    ...(input.allowedOrigins !== undefined && input.allowedOrigins.length > 0 && { allowedOrigins: [...new Set(input.allowedOrigins)] }),
     ...(input.resourceServer === true && { resourceServer: true }),
     ...(input.macAlgorithm === 'HmacSha256' && { macAlgorithm: 'HmacSha256' as const }),
     ...(input.accessTokenTtl !== undefined && { accessTokenTtl: input.accessTokenTtl }),
@@ -87,6 +138,27 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
   await store.saveClient(client)
   events?.record('client.registered', { clientId: client.id, name: client.name })
   return { client, clientSecret }
+}
+
+/**
+ * Changes a registered client's redirect URIs, allowed origins or response types, checked as at
+ * registration. Codes already issued keep the redirect URI they were issued for; browsers on an
+ * origin removed here lose CORS access within the origin cache's lifetime.
+ */
+export async function updateClient (store: Store, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
+  if (update.redirectUris !== undefined) checkRedirectUris(update.redirectUris)
+  if (update.allowedOrigins !== undefined) checkAllowedOrigins(update.allowedOrigins)
+  const client = await store.getClient(clientId)
+  if (client === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
+  const changes: ClientChanges = {
+    ...(update.redirectUris !== undefined && { redirectUris: [...new Set(update.redirectUris)] }),
+    ...(update.allowedOrigins !== undefined && { allowedOrigins: [...new Set(update.allowedOrigins)] }),
+    ...(update.responseTypes !== undefined && { responseTypes: checkResponseTypes(update.responseTypes, client.requirePkce, client.public === true) })
+  }
+  const updated = await store.updateClient(clientId, changes)
+  if (updated === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
+  events?.record('client.updated', { clientId, fields: Object.keys(changes) })
+  return updated
 }
 
 const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/
@@ -122,6 +194,7 @@ export async function changePassword (store: Store, username: string, password: 
  */
 export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400, events?: AuditEvents): Promise<{ clientSecret: string }> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new RegistrationError('the grace period is whole seconds, 0 or more')
+  if ((await store.getClient(clientId))?.public === true) throw new RegistrationError(`client ${clientId} is public: it has no secret`)
   const clientSecret = randomBase64Url(32)
   const rotated = await store.rotateClientSecret(clientId, hashSecret(clientSecret), Date.now() + graceSeconds * 1000)
   if (rotated === undefined) throw new NoSuchRecordError(`no client ${clientId}`)

@@ -32,7 +32,7 @@ export type { MacIdentity } from './mac/verify.js'
 export { AuditEvents, type AuditEvent, type AuditEventMap, type AuditEventType } from './core/events.js'
 export { Metrics, type VerificationOutcome } from './core/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
-export { changePassword, createUser, grantAccessToken, grantCode, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, type NewClient } from './admin.js'
+export { changePassword, createUser, grantAccessToken, grantCode, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.js'
 export type { UserGrant, Consent } from './store/store.js'
 
 declare module 'fastify' {

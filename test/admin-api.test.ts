@@ -422,3 +422,37 @@ t.test('the CLI and the API are one implementation: users remove revokes alike',
   t.same(await after(viaApi), expected, 'removed through the API: tokens refused, refresh refused, session ended, nothing left')
   t.same(await after(viaCli), expected, 'removed through macgate users remove: exactly the same')
 })
+
+t.test('clients: a public client and allowed origins at registration; PATCH updates them', async (t) => {
+  const { app } = await buildTestApp(t)
+  const admin = await adminFor(t, app)
+  const events = recorder(app)
+
+  const spa = await call(admin, 'POST', '/admin/clients', { name: 'SPA', redirect_uris: ['https://spa.example/cb'], public: true, allowed_origins: ['https://cdn.example'] })
+  t.equal(spa.status, 201)
+  t.match(spa.body, { public: true, require_pkce: true, response_types: ['code'], allowed_origins: ['https://cdn.example'] }, 'public: PKCE, code only')
+  t.notOk('client_secret' in spa.body, 'no secret for a public client')
+  const id = spa.body.client_id as string
+  t.strictSame(await app.macgate.store.clientsOfOrigin('https://cdn.example'), [{ clientId: id, public: true }], 'the origin is indexed')
+
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], public: true, require_pkce: false }), 'a public client without PKCE', /PKCE/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], public: true, resource_server: true }), 'a public resource server', /resource server/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], allowed_origins: ['https://cdn.example/'] }), 'an origin with a path', /allowed origin https:\/\/cdn\.example\/ must be an origin/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], allowed_origins: ['http://cdn.example'] }), 'an http origin off loopback', /loopback/)
+  assertBadRequest(t, await call(admin, 'POST', `/admin/clients/${id}/secret`, {}), 'a public client has no secret to rotate', /public/)
+
+  const updated = await call(admin, 'PATCH', `/admin/clients/${id}`, { allowed_origins: ['http://localhost:5173'], response_types: ['code', 'token'] })
+  t.equal(updated.status, 200)
+  t.match(updated.body, { client_id: id, allowed_origins: ['http://localhost:5173'], response_types: ['code', 'token'], redirect_uris: ['https://spa.example/cb'], public: true })
+  t.match(events.at(-1), { type: 'client.updated', clientId: id, fields: ['allowedOrigins', 'responseTypes'] })
+  t.strictSame(await app.macgate.store.clientsOfOrigin('https://cdn.example'), [], 'the old origin is gone')
+  const moved = await call(admin, 'PATCH', `/admin/clients/${id}`, { redirect_uris: ['https://app2.example/cb'], allowed_origins: [] })
+  t.match(moved.body, { redirect_uris: ['https://app2.example/cb'], allowed_origins: [] }, 'an empty list removes every allowed origin')
+
+  const confidential = await call(admin, 'POST', '/admin/clients', { name: 'Strict', redirect_uris: [REDIRECT_URI], require_pkce: true })
+  assertBadRequest(t, await call(admin, 'PATCH', `/admin/clients/${confidential.body.client_id as string}`, { response_types: ['token'] }), 'PKCE with the implicit grant', /PKCE/)
+  assertBadRequest(t, await call(admin, 'PATCH', `/admin/clients/${id}`, {}), 'nothing to change')
+  assertBadRequest(t, await call(admin, 'PATCH', `/admin/clients/${id}`, { name: 'renamed' }), 'a field update does not take')
+  assertBadRequest(t, await call(admin, 'PATCH', `/admin/clients/${id}`, { redirect_uris: ['http://evil.example/cb'] }), 'a bad redirect URI', /loopback/)
+  assertNotFound(t, await call(admin, 'PATCH', '/admin/clients/1000000000000000000', { allowed_origins: [] }), 'an unknown client')
+})

@@ -80,8 +80,8 @@ t.test('clients and users against Redis', async (t) => {
   const human = await runInProcess(['clients', 'list'], env)
   t.equal(human.code, 0)
   t.equal(human.stdout.split('\n').filter((line) => line !== '').length, 4, 'a header, then one line per client')
-  t.match(human.stdout, /^CLIENT_ID +NAME +SCOPE +RESPONSE_TYPES +PKCE +RESOURCE_SERVER +MAC_ALGORITHM +REDIRECT_URIS\n/)
-  t.match(human.stdout, new RegExp(`\n${second.client_id}  Full +1 3 +code +required +no +HmacSha1 +https://a\\.example/cb http://127\\.0\\.0\\.1:9/cb\n`))
+  t.match(human.stdout, /^CLIENT_ID +NAME +SCOPE +RESPONSE_TYPES +TYPE +PKCE +RESOURCE_SERVER +MAC_ALGORITHM +ALLOWED_ORIGINS +REDIRECT_URIS\n/)
+  t.match(human.stdout, new RegExp(`\n${second.client_id}  Full +1 3 +code +confidential +required +no +HmacSha1 +- +https://a\\.example/cb http://127\\.0\\.0\\.1:9/cb\n`))
 
   for (const id of clients.map((client) => client.id as string)) {
     const removed = await runInProcess(['clients', 'remove', id], env)

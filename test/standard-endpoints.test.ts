@@ -43,8 +43,8 @@ t.test('RFC 8414 metadata: every field a generic client needs', async (t) => {
     response_types_supported: ['code', 'token'],
     grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     scopes_supported: a.app.macgate.registry.ids()
   })

@@ -70,6 +70,9 @@ t.test('keys: records of a grant expire, the rest does not', async (t) => {
     ['grant members', new RegExp(`^${g}members$`), 86400],
     ['client', /^\{clients\}:\d+$/, 0],
     ['client index', /^\{clients\}:index$/, 0],
+    // The origin index: like the clients themselves, until the client is removed.
+    ['clients of an origin', /^\{clients\}:origin:https:\/\/[^/]+$/, 0],
+    ['origins of a client', /^\{clients\}:origins:\d+$/, 0],
     ['user', /^user:/, 0],
     ['consent', /^consent:/, 0],
     ['consents of a user', /^consents:\{[^}]+\}$/, 0],

@@ -1,4 +1,4 @@
-import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, type ClientRecord } from '../../plugin/index.js'
+import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, updateClient, type ClientRecord, type ClientUpdate } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
 import { parseCommand, UsageError } from './usage.js'
 
@@ -11,6 +11,8 @@ async function add (args: string[]): Promise<void> {
       scope: { type: 'string' },
       'response-types': { type: 'string' },
       'require-pkce': { type: 'boolean' },
+      public: { type: 'boolean' },
+      'allowed-origin': { type: 'string', multiple: true },
       'resource-server': { type: 'boolean' },
       'mac-algorithm': { type: 'string' },
       json: { type: 'boolean' }
@@ -20,22 +22,74 @@ async function add (args: string[]): Promise<void> {
   if (values['redirect-uri'] === undefined) throw new UsageError('clients add needs --redirect-uri')
   const macAlgorithm = values['mac-algorithm']
   if (macAlgorithm !== undefined && macAlgorithm !== 'HmacSha1' && macAlgorithm !== 'HmacSha256') throw new UsageError(`--mac-algorithm must be HmacSha1 or HmacSha256, not ${macAlgorithm}`)
-  const responseTypes = values['response-types']?.split(',').map((type) => type.trim()) as Array<'code' | 'token'> | undefined
+  const responseTypes = responseTypesOf(values['response-types'])
   await withAdminStore(async (store) => {
     const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
       name: values.name!,
       redirectUris: values['redirect-uri']!,
       ...(values.scope !== undefined && { scope: values.scope }),
       ...(responseTypes !== undefined && { responseTypes }),
-      requirePkce: values['require-pkce'] ?? false,
+      ...(values['require-pkce'] !== undefined && { requirePkce: values['require-pkce'] }),
+      public: values.public ?? false,
+      ...(values['allowed-origin'] !== undefined && { allowedOrigins: values['allowed-origin'] }),
       resourceServer: values['resource-server'] ?? false,
       ...(macAlgorithm !== undefined && { macAlgorithm })
     })
-    if (values.json === true) {
+    if (clientSecret === undefined) {
+      // A public client has no secret: nothing to show, and nothing to keep.
+      const origins = clientOriginsLine(client)
+      if (values.json === true) process.stdout.write(`${JSON.stringify({ client_id: client.id, public: true })}\n`)
+      else process.stdout.write(`client_id:     ${client.id}\n(a public client: no secret; PKCE required; browser origins: ${origins})\n`)
+    } else if (values.json === true) {
       process.stdout.write(`${JSON.stringify({ client_id: client.id, client_secret: clientSecret })}\n`)
     } else {
       process.stdout.write(`client_id:     ${client.id}\nclient_secret: ${clientSecret}\n(the secret is shown only now)\n`)
     }
+  })
+}
+
+function responseTypesOf (value: string | undefined): Array<'code' | 'token'> | undefined {
+  return value?.split(',').map((type) => type.trim()) as Array<'code' | 'token'> | undefined
+}
+
+function clientOriginsLine (client: Pick<ClientRecord, 'redirectUris' | 'allowedOrigins'>): string {
+  const origins = new Set([...client.redirectUris.map((uri) => URL.canParse(uri) ? new URL(uri).origin : uri), ...client.allowedOrigins ?? []])
+  return [...origins].join(' ')
+}
+
+/**
+ * `clients update ID`: each option given replaces that field (a repeatable one, the whole list);
+ * one left out stays. `--no-allowed-origins` removes them all. New fields join `ClientUpdate`.
+ */
+async function update (args: string[]): Promise<void> {
+  const { values, positionals } = parseCommand('clients update', {
+    args,
+    allowPositionals: true,
+    options: {
+      'redirect-uri': { type: 'string', multiple: true },
+      'allowed-origin': { type: 'string', multiple: true },
+      'no-allowed-origins': { type: 'boolean' },
+      'response-types': { type: 'string' },
+      json: { type: 'boolean' }
+    }
+  })
+  if (positionals.length !== 1) throw new UsageError('clients update needs exactly one client id')
+  if (values['no-allowed-origins'] === true && values['allowed-origin'] !== undefined) throw new UsageError('clients update takes --allowed-origin or --no-allowed-origins, not both')
+  const responseTypes = responseTypesOf(values['response-types'])
+  const changes: ClientUpdate = {
+    ...(values['redirect-uri'] !== undefined && { redirectUris: values['redirect-uri'] }),
+    ...(values['allowed-origin'] !== undefined && { allowedOrigins: values['allowed-origin'] }),
+    ...(values['no-allowed-origins'] === true && { allowedOrigins: [] }),
+    ...(responseTypes !== undefined && { responseTypes })
+  }
+  if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins or --response-types')
+  await withAdminStore(async (store) => {
+    const { secretHash: _secret, previousSecretHash: _previous, ...client } = await updateClient(store, positionals[0]!, changes)
+    if (values.json === true) {
+      process.stdout.write(`${JSON.stringify(client)}\n`)
+      return
+    }
+    process.stdout.write(`updated client ${client.id}: redirect URIs ${client.redirectUris.join(' ')}; response types ${client.responseTypes.join(',')}; browser origins ${clientOriginsLine(client)}\n`)
   })
 }
 
@@ -60,9 +114,11 @@ const COLUMNS: Array<[string, (client: Omit<ClientRecord, 'secretHash'>) => stri
   ['NAME', (client) => client.name],
   ['SCOPE', (client) => client.scopes.join(' ')],
   ['RESPONSE_TYPES', (client) => client.responseTypes.join(',')],
+  ['TYPE', (client) => client.public === true ? 'public' : 'confidential'],
   ['PKCE', (client) => client.requirePkce ? 'required' : 'optional'],
   ['RESOURCE_SERVER', (client) => client.resourceServer === true ? 'yes' : 'no'],
   ['MAC_ALGORITHM', (client) => client.macAlgorithm ?? 'HmacSha1'],
+  ['ALLOWED_ORIGINS', (client) => client.allowedOrigins?.join(' ') ?? '-'],
   ['REDIRECT_URIS', (client) => client.redirectUris.join(' ')]
 ]
 
@@ -101,7 +157,8 @@ async function rotateSecret (args: string[]): Promise<void> {
 export async function clientsCommand (subcommand: string | undefined, args: string[]): Promise<void> {
   if (subcommand === 'add') return await add(args)
   if (subcommand === 'list') return await list(args)
+  if (subcommand === 'update') return await update(args)
   if (subcommand === 'remove') return await remove(args)
   if (subcommand === 'rotate-secret') return await rotateSecret(args)
-  throw new UsageError(`clients needs add, list, remove or rotate-secret${subcommand === undefined ? '' : `, not ${subcommand}`}`)
+  throw new UsageError(`clients needs add, list, update, remove or rotate-secret${subcommand === undefined ? '' : `, not ${subcommand}`}`)
 }

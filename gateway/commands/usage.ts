@@ -65,8 +65,14 @@ export const usage = `Usage: macgate <command>
                               Without --config and MACGATE_UPSTREAM: the sample open API.
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
               [--response-types code,token] [--require-pkce] [--resource-server]
-              [--mac-algorithm HmacSha1|HmacSha256] [--json]
+              [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256] [--json]
+                              --public: an app in a browser, no secret, PKCE (code grant unless
+                              --response-types says token too); its redirect URIs' origins and
+                              each --allowed-origin may call the open API from a browser (CORS)
   clients list [--json]
+  clients update ID [--redirect-uri URI]... [--allowed-origin ORIGIN]... [--no-allowed-origins]
+              [--response-types code,token] [--json]
+                              an option given replaces that field (a list: the whole list)
   clients remove ID
   clients rotate-secret ID [--grace-seconds S] [--json]
                               a new secret; the old one works S more seconds (default 86400)

@@ -16,6 +16,7 @@ export interface AuditEventMap {
   'client.registered': { clientId: string, name: string }
   'client.removed': { clientId: string }
   'client.secret_rotated': { clientId: string, graceSeconds: number }
+  'client.updated': { clientId: string, fields: string[] }
   'signin.failed': { username: string, ip: string, reason: 'bad credentials' }
   'consent.given': { clientId: string, userId: string, scope: string[] }
   'consent.denied': { clientId: string, userId: string }

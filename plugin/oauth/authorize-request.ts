@@ -62,8 +62,9 @@ function readResponseType (client: ClientRecord, query: Params): 'code' | 'token
   if (responseType === undefined || responseType === '') throw errors.invalidRequest('response_type is missing')
   if (responseType !== 'code' && responseType !== 'token') throw errors.unsupportedResponseType()
   if (!client.responseTypes.includes(responseType)) throw errors.unauthorizedClient()
-  // The implicit grant has no PKCE: a client registered as requiring it may not use it at all.
-  if (responseType === 'token' && client.requirePkce) throw errors.unauthorizedClient('this client requires PKCE, which the implicit grant cannot use')
+  // The implicit grant has no PKCE: a confidential client registered as requiring it may not use it
+  // at all; a public client requires it for codes and was registered for tokens explicitly.
+  if (responseType === 'token' && client.requirePkce && client.public !== true) throw errors.unauthorizedClient('this client requires PKCE, which the implicit grant cannot use')
   return responseType
 }
 

@@ -8,7 +8,8 @@ import { isClientId, secretMatches } from '../core/credentials.js'
 
 interface Credentials {
   clientId: string
-  clientSecret: string
+  /** Undefined: none sent, which only a public client may do. */
+  clientSecret: string | undefined
 }
 
 export function usesBasicAuth (request: FastifyRequest): boolean {
@@ -39,8 +40,7 @@ function credentials (request: FastifyRequest, params: Params): Credentials {
     return basic
   }
   if (clientId === undefined || clientId === '') throw errors.invalidRequest('client_id is missing')
-  if (clientSecret === undefined || clientSecret === '') throw errors.invalidRequest('client_secret is missing')
-  return { clientId, clientSecret }
+  return { clientId, clientSecret: clientSecret === '' ? undefined : clientSecret }
 }
 
 /** During a rotation's grace period the secret before it still authenticates. */
@@ -48,19 +48,35 @@ function previousSecretMatches (clientSecret: string, client: ClientRecord): boo
   return client.previousSecretHash !== undefined && (client.previousSecretUntil ?? 0) > Date.now() && secretMatches(clientSecret, client.previousSecretHash)
 }
 
+export interface ClientAuthOptions {
+  /** Whether a public client, identified by its client_id alone, may use the endpoint. */
+  allowPublic: boolean
+}
+
 /**
- * The client, once its id and secret check out (96002, 96001, 96003 otherwise), unless failures
- * for this client or address are over their limit (429).
+ * The client, once it has authenticated: a confidential client by its id and secret (96002 for a
+ * missing secret, 96001, 96003), unless failures for this client or address are over their limit
+ * (429). A public client (RFC 6749 §2.1) is named by its client_id alone, where the endpoint
+ * admits one: a secret sent for it is refused (96003: the caller believes it confidential, and a
+ * public client never passes for a confidential one), as is a public client where none is
+ * admitted (96005). Without a secret, an unknown or confidential client_id gets the 96002 it got
+ * before public clients existed.
  */
-export async function authenticateClient (config: MacgateConfig, request: FastifyRequest, params: Params): Promise<ClientRecord> {
+export async function authenticateClient (config: MacgateConfig, request: FastifyRequest, params: Params, { allowPublic }: ClientAuthOptions = { allowPublic: true }): Promise<ClientRecord> {
   const { clientId, clientSecret } = credentials(request, params)
   if (!isClientId(clientId)) throw errors.invalidRequest('client_id malformed')
   const throttle = new ClientAuthThrottle(config, clientId, request.ip)
   const [client] = await Promise.all([config.store.getClient(clientId), throttle.refuseIfBlocked()])
+  if (clientSecret === undefined) {
+    if (client?.public !== true) throw errors.invalidRequest('client_secret is missing')
+    if (!allowPublic) throw errors.unauthorizedClient('a public client cannot use this endpoint')
+    return client
+  }
   if (client === undefined) {
     await throttle.failed({ knownClient: false })
     throw errors.clientNotExists()
   }
+  if (client.public === true) throw errors.invalidClient('a public client has no secret: send client_id alone')
   if (!secretMatches(clientSecret, client.secretHash) && !previousSecretMatches(clientSecret, client)) {
     await throttle.failed({ knownClient: true })
     throw errors.invalidClient()

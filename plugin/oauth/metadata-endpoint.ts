@@ -3,6 +3,8 @@ import type { MacgateConfig } from '../config/options.js'
 import { sendStandardJson } from './standard-replies.js'
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
+/** A public client sends its client_id alone (RFC 7591's `none`), at the token and revocation endpoints. */
+const WITH_PUBLIC = [...CLIENT_AUTH_METHODS, 'none']
 
 /**
  * The configured issuer, or else the address this request reached us on: the listening address,
@@ -28,8 +30,8 @@ export function metadataRoute (fastify: FastifyInstance, config: MacgateConfig):
       response_types_supported: ['code', 'token'],
       grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      token_endpoint_auth_methods_supported: WITH_PUBLIC,
+      revocation_endpoint_auth_methods_supported: WITH_PUBLIC,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       scopes_supported: config.registry.ids()
     })

@@ -5,7 +5,8 @@ import { sendStandardJson } from './standard-replies.js'
 import { findToken, readTokenRequest } from './token-lookup.js'
 
 /**
- * RFC 7009 revocation, in this order: the client authenticates (as at the token endpoint), the
+ * RFC 7009 revocation, in this order: the client authenticates (as at the token endpoint, a
+ * public client by its client_id alone, RFC 7009 §5), the
  * token is required, then it is looked up. Revoking either token of a grant revokes the whole
  * grant (for a refresh token the contract requires it; for an access token RFC 7009 allows it, and
  * a client revoking its access does not mean to keep refreshing it). The revoking script announces
@@ -15,7 +16,7 @@ import { findToken, readTokenRequest } from './token-lookup.js'
  */
 export function revocationRoute (fastify: FastifyInstance, config: MacgateConfig): void {
   fastify.post('/oauth2/revoke', async (request, reply) => {
-    const { client, token, params } = await readTokenRequest(config, request)
+    const { client, token, params } = await readTokenRequest(config, request, { allowPublic: true })
     const found = await findToken(config, token, single(params, 'token_type_hint'))
     if (found !== undefined && found.record.clientId === client.id) {
       await config.store.revokeGrant(found.grantId)

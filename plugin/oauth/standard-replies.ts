@@ -6,6 +6,7 @@ import type { OAuthError } from '../core/errors.js'
 const RFC_CODES: Record<string, string> = {
   clientNotExists: 'invalid_client',
   invalidClient: 'invalid_client',
+  unauthorizedClient: 'unauthorized_client',
   storeUnavailable: 'temporarily_unavailable',
   tooManyRequests: 'temporarily_unavailable',
   internal: 'server_error'

@@ -48,6 +48,8 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
       const tokenType = single(params, 'token_type')
       if (tokenType !== undefined && tokenType !== 'mac') throw errors.invalidRequest('token_type must be mac')
       const client = await authenticateClient(config, request, params)
+      // The GET form is the spec's, for its confidential SDKs: a browser app posts (RFC 6749 §3.2).
+      if (client.public === true && request.method !== 'POST') throw errors.invalidRequest('a public client uses POST')
       const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
       config.metrics.tokenRequests.labels(grantType, 'issued').inc()
       return await sendTokenBody(reply, body)

@@ -4,7 +4,7 @@ import { grantIdOf, hashSecret } from '../core/credentials.js'
 import { errors } from '../core/errors.js'
 import { single, type Params } from '../core/params.js'
 import type { AccessTokenRecord, ClientRecord, RefreshTokenRecord } from '../store/store.js'
-import { authenticateClient } from './client-auth.js'
+import { authenticateClient, type ClientAuthOptions } from './client-auth.js'
 
 export type FoundToken =
   | { kind: 'access', grantId: string, record: AccessTokenRecord }
@@ -32,9 +32,9 @@ export async function findToken (config: MacgateConfig, token: string, hint?: st
 }
 
 /** The two RFC token endpoints' first steps: the client authenticates, then `token` is required. */
-export async function readTokenRequest (config: MacgateConfig, request: FastifyRequest): Promise<{ client: ClientRecord, token: string, params: Params }> {
+export async function readTokenRequest (config: MacgateConfig, request: FastifyRequest, auth: ClientAuthOptions): Promise<{ client: ClientRecord, token: string, params: Params }> {
   const params = (request.body ?? {}) as Params
-  const client = await authenticateClient(config, request, params)
+  const client = await authenticateClient(config, request, params, auth)
   const token = single(params, 'token')
   if (token === undefined || token === '') throw errors.invalidRequest('token is missing')
   return { client, token, params }

@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events'
 import { errors } from '../core/errors.js'
 import { NonceBuckets } from './nonce-buckets.js'
-import { userGrantMember, userGrantOf } from './store.js'
+import { clientOrigins } from '../core/origins.js'
+import { userGrantMember, userGrantOf, withChanges } from './store.js'
 import type { NonceStats, NonceUse } from './store.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, Consent, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
+  AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, OriginClient, Consent, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserGrant, UserRecord
 } from './store.js'
 
@@ -79,6 +80,8 @@ interface Grant {
 export class MemoryStore implements Store {
   readonly kind = 'memory'
   readonly #clients = new Map<string, ClientRecord>()
+  /** Per origin: the clients that registered it, each with whether it is public. */
+  readonly #originClients = new Map<string, Map<string, boolean>>()
   readonly #users = new Map<string, UserRecord>()
   readonly #consents = new Map<string, Set<string>>()
   /** Per user: client id → when they last consented. */
@@ -113,7 +116,32 @@ export class MemoryStore implements Store {
   }
 
   async saveClient (client: ClientRecord): Promise<void> {
+    this.#indexOrigins(this.#clients.get(client.id), client)
     this.#clients.set(client.id, structuredClone(client))
+  }
+
+  async updateClient (clientId: string, changes: ClientChanges): Promise<ClientRecord | undefined> {
+    const client = this.#clients.get(clientId)
+    if (client === undefined) return undefined
+    await this.saveClient(withChanges(client, structuredClone(changes)))
+    return await this.getClient(clientId)
+  }
+
+  async clientsOfOrigin (origin: string): Promise<OriginClient[]> {
+    return [...this.#originClients.get(origin) ?? []].map(([clientId, isPublic]) => ({ clientId, public: isPublic }))
+  }
+
+  /** Moves the client's entries in the origin index from its old record's origins to its new one's. */
+  #indexOrigins (old: ClientRecord | undefined, updated: ClientRecord | undefined): void {
+    for (const origin of old === undefined ? [] : clientOrigins(old)) {
+      const clients = this.#originClients.get(origin)
+      clients?.delete(old!.id)
+      if (clients?.size === 0) this.#originClients.delete(origin)
+    }
+    for (const origin of updated === undefined ? [] : clientOrigins(updated)) {
+      const clients = this.#originClients.get(origin) ?? new Map<string, boolean>()
+      this.#originClients.set(origin, clients.set(updated!.id, updated!.public === true))
+    }
   }
 
   async getClient (clientId: string): Promise<ClientRecord | undefined> {
@@ -133,6 +161,7 @@ export class MemoryStore implements Store {
   }
 
   async removeClient (clientId: string): Promise<boolean> {
+    this.#indexOrigins(this.#clients.get(clientId), undefined)
     if (!this.#clients.delete(clientId)) return false
     for (const grantId of this.#clientGrants.get(clientId)?.keys() ?? []) await this.revokeGrant(grantId)
     this.#clientGrants.delete(clientId)

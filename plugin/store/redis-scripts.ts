@@ -18,6 +18,22 @@ local function revoke(prefix, members, channel)
 end
 `
 
+// The origin index, all in the {clients} slot: per origin a set of `p:<id>` (public) or `c:<id>`
+// members, per client the set of origins it is in. Takes the client out of its old origins' sets,
+// then puts `member` into those named by args[from..].
+const indexOrigins = `
+local function indexOrigins(originsOf, prefix, id, member, args, from)
+  for _, origin in ipairs(redis.call('SMEMBERS', originsOf)) do
+    redis.call('SREM', prefix .. origin, 'p:' .. id, 'c:' .. id)
+  end
+  redis.call('DEL', originsOf)
+  for i = from, #args do
+    redis.call('SADD', prefix .. args[i], member)
+    redis.call('SADD', originsOf, args[i])
+  end
+end
+`
+
 // Uses a code or refresh token once: 'missing' when it is gone, 'replayed' (and the whole grant
 // revoked) when its flag is already set; otherwise sets the flag and returns nil.
 const spend = `
@@ -112,12 +128,32 @@ return 'ok'`
 local members, prefix, channel = KEYS[1], ARGV[1], ARGV[2]
 return revoke(prefix, members, channel)`
   },
+  // Saves a client and moves its entries in the origin index (KEYS[3]: the origins it is indexed
+  // under) to ARGV[5..]; ARGV[3] prefixes an origin's set, ARGV[4] is the client's member there.
   macgateSaveClient: {
-    numberOfKeys: 2,
-    lua: `local client, index = KEYS[1], KEYS[2]
-local id, record = ARGV[1], ARGV[2]
+    numberOfKeys: 3,
+    lua: `${indexOrigins}
+local client, index, originsOf = KEYS[1], KEYS[2], KEYS[3]
+local id, record, prefix, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+indexOrigins(originsOf, prefix, id, member, ARGV, 5)
 redis.call('SET', client, record)
 redis.call('SADD', index, id)`
+  },
+  // Replaces a client's record but for its secret fields (a rotation racing the update keeps its
+  // secret), re-indexing its origins as macgateSaveClient does; returns the record, false if none.
+  macgateUpdateClient: {
+    numberOfKeys: 2,
+    lua: `${indexOrigins}
+local client, originsOf = KEYS[1], KEYS[2]
+local id, record, prefix, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local stored = redis.call('GET', client)
+if not stored then return false end
+local old, updated = cjson.decode(stored), cjson.decode(record)
+updated.secretHash, updated.previousSecretHash, updated.previousSecretUntil = old.secretHash, old.previousSecretHash, old.previousSecretUntil
+indexOrigins(originsOf, prefix, id, member, ARGV, 5)
+stored = cjson.encode(updated)
+redis.call('SET', client, stored)
+return stored`
   },
   // The current secret hash becomes the previous one, accepted until ARGV[2]; returns the client.
   // (cjson would write an empty array as {}: a client's arrays are never empty.)
@@ -136,9 +172,11 @@ redis.call('SET', client, stored)
 return stored`
   },
   macgateRemoveClient: {
-    numberOfKeys: 2,
-    lua: `local client, index = KEYS[1], KEYS[2]
-local id = ARGV[1]
+    numberOfKeys: 3,
+    lua: `${indexOrigins}
+local client, index, originsOf = KEYS[1], KEYS[2], KEYS[3]
+local id, prefix = ARGV[1], ARGV[2]
+indexOrigins(originsOf, prefix, id, '', ARGV, #ARGV + 1)
 redis.call('SREM', index, id)
 return redis.call('DEL', client)`
   },

@@ -3,10 +3,11 @@ import { errors } from '../core/errors.js'
 import { scripts, type ScriptName } from './redis-scripts.js'
 import { RedisNonces } from './redis-nonces.js'
 import { RevocationFeed } from './revocation-feed.js'
-import { secondsUntil, userGrantMember, userGrantOf } from './store.js'
+import { clientOrigins } from '../core/origins.js'
+import { secondsUntil, userGrantMember, userGrantOf, withChanges } from './store.js'
 import type { NonceStats, NonceUse } from './store.js'
 import type {
-  AccessTokenRecord, ClientRecord, CodeRecord, Consent, UserGrant, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
+  AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, OriginClient, Consent, UserGrant, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
@@ -114,7 +115,24 @@ export class RedisStore implements Store {
   }
 
   async saveClient (client: ClientRecord): Promise<void> {
-    await this.#reach('macgateSaveClient', this.redis.macgateSaveClient(this.#clientKey(client.id), this.#clientIndex(), client.id, JSON.stringify(client)))
+    await this.#reach('macgateSaveClient', this.redis.macgateSaveClient(
+      this.#clientKey(client.id), this.#clientIndex(), this.#originsOfKey(client.id),
+      client.id, JSON.stringify(client), this.#originPrefix(), originMember(client), ...clientOrigins(client)))
+  }
+
+  async updateClient (clientId: string, changes: ClientChanges): Promise<ClientRecord | undefined> {
+    const client = await this.getClient(clientId)
+    if (client === undefined) return undefined
+    // The secret fields are the script's to keep: a rotation since the read is not undone.
+    const updated = withChanges(client, changes)
+    return parse(await this.#reach('macgateUpdateClient', this.redis.macgateUpdateClient(
+      this.#clientKey(clientId), this.#originsOfKey(clientId),
+      clientId, JSON.stringify(updated), this.#originPrefix(), originMember(updated), ...clientOrigins(updated))) as string | null)
+  }
+
+  async clientsOfOrigin (origin: string): Promise<OriginClient[]> {
+    const members = await this.#reach('smembers', this.redis.smembers(this.#originPrefix() + origin))
+    return members.map((member) => ({ clientId: member.slice(2), public: member.startsWith('p:') }))
   }
 
   async getClient (clientId: string): Promise<ClientRecord | undefined> {
@@ -133,7 +151,7 @@ export class RedisStore implements Store {
   }
 
   async removeClient (clientId: string): Promise<boolean> {
-    const removed = await this.#reach('macgateRemoveClient', this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), clientId))
+    const removed = await this.#reach('macgateRemoveClient', this.redis.macgateRemoveClient(this.#clientKey(clientId), this.#clientIndex(), this.#originsOfKey(clientId), clientId, this.#originPrefix()))
     if (removed === 0) return false
     // Each grant lives in its own slot: revoke them one by one, each atomically.
     const grantsKey = this.#grantsKey(clientId)
@@ -356,6 +374,15 @@ export class RedisStore implements Store {
     return `${this.prefix}{clients}:index`
   }
 
+  /** An origin's set of clients is this plus the origin (the script derives it: same slot). */
+  #originPrefix (): string {
+    return `${this.prefix}{clients}:origin:`
+  }
+
+  #originsOfKey (clientId: string): string {
+    return `${this.prefix}{clients}:origins:${clientId}`
+  }
+
   #userKey (username: string): string {
     return `${this.prefix}user:${username}`
   }
@@ -410,6 +437,11 @@ function parseNode (node: string): { host: string, port: number } {
   const port = Number(node.slice(at + 1))
   if (at < 1 || !Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`a cluster node is host:port, not ${JSON.stringify(node)}`)
   return { host, port }
+}
+
+/** The client's member in an origin's set: whether it is public, then its id. */
+function originMember (client: ClientRecord): string {
+  return `${client.public === true ? 'p' : 'c'}:${client.id}`
 }
 
 function parse<T> (value: string | null): T | undefined {

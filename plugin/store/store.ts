@@ -21,6 +21,7 @@ export type { NonceUse } from './nonce-key.js'
 export interface ClientRecord {
   id: string
   name: string
+  /** Empty for a public client, which has no secret (no hash matches it). */
   secretHash: string
   redirectUris: string[]
   scopes: string[]
@@ -35,7 +36,20 @@ export interface ClientRecord {
   resourceServer?: boolean
   accessTokenTtl?: number
   refreshTokenTtl?: number
+  /** A public client (RFC 6749 §2.1): no secret, PKCE required, redeems its code from a browser. */
+  public?: true
+  /** Origins besides its redirect URIs' that may call from a browser (CORS); never empty when present. */
+  allowedOrigins?: string[]
   createdAt: number
+}
+
+/** What `Store.updateClient` replaces; `allowedOrigins: []` removes them. More fields may join. */
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes'>>
+
+/** A client that registered an origin (by a redirect URI or an allowed origin). */
+export interface OriginClient {
+  clientId: string
+  public: boolean
 }
 
 export interface UserRecord {
@@ -158,8 +172,15 @@ export interface Store {
    * accepted until `previousUntil`. The updated client, or undefined when there is no such client.
    */
   rotateClientSecret (clientId: string, secretHash: string, previousUntil: number): Promise<ClientRecord | undefined>
+  /**
+   * Replaces the fields of `changes` (the secret is left as it is, even by a rotation racing this)
+   * and re-indexes the client's origins. The updated client, or undefined when there is none.
+   */
+  updateClient (clientId: string, changes: ClientChanges): Promise<ClientRecord | undefined>
   /** Removes the client and revokes every grant issued to it. False when it did not exist. */
   removeClient (clientId: string): Promise<boolean>
+  /** The clients whose origins (`clientOrigins`) include `origin`: the index saving a client keeps. */
+  clientsOfOrigin (origin: string): Promise<OriginClient[]>
 
   /** False when the username is taken. */
   createUser (user: UserRecord): Promise<boolean>
@@ -256,6 +277,13 @@ export interface Store {
 /** Whole seconds from now until `expiresAt` (Unix ms), at least 1: a record's lifetime in a store. */
 export function secondsUntil (expiresAt: number, now = Date.now()): number {
   return Math.max(1, Math.ceil((expiresAt - now) / 1000))
+}
+
+/** A client's record with `changes` applied (an empty `allowedOrigins` removed): both stores' update. */
+export function withChanges (client: ClientRecord, changes: ClientChanges): ClientRecord {
+  const updated: ClientRecord = { ...client, ...changes }
+  if (updated.allowedOrigins?.length === 0) delete updated.allowedOrigins
+  return updated
 }
 
 /** A grant in a user's index, as both stores write it: `clientId:grantId` (neither holds a colon). */

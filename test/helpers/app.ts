@@ -34,11 +34,23 @@ export async function buildTestApp (t: Test, { store: kind = 'memory', redis, se
 
 export const REDIRECT_URI = 'https://app.example.com/callback'
 
-export async function addClient (store: Store, overrides: Partial<NewClient> = {}) {
+export async function addClient (store: Store, overrides: Omit<Partial<NewClient>, 'public'> = {}) {
   const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
-    name: 'Test App', redirectUris: [REDIRECT_URI], scope: '1 3 4 6', ...overrides
+    name: 'Test App', redirectUris: [REDIRECT_URI], scope: '1 3 4 6', ...overrides, public: false
   })
   return { client, clientId: client.id, clientSecret }
+}
+
+/** The origin of a public client's redirect URI: a single-page app's. */
+export const SPA_ORIGIN = 'https://spa.example'
+export const SPA_REDIRECT_URI = `${SPA_ORIGIN}/callback`
+
+/** A public client (no secret, PKCE), by default a single-page app on SPA_ORIGIN. */
+export async function addPublicClient (store: Store, overrides: Omit<Partial<NewClient>, 'public'> = {}) {
+  const { client } = await registerClient(store, new ScopeRegistry(), {
+    name: 'Browser App', redirectUris: [SPA_REDIRECT_URI], scope: '1 3 4 6', ...overrides, public: true
+  })
+  return { client, clientId: client.id }
 }
 
 let users = 0

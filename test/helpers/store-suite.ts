@@ -148,6 +148,36 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.equal(await store.rotateClientSecret('1000000000000000000', 'x', until), undefined, 'no such client')
   })
 
+  test('clients: the origin index follows registration, update and removal', async (t, store) => {
+    const origins = async (origin: string): Promise<string[]> => (await store.clientsOfOrigin(origin)).map((one) => `${one.public ? 'p' : 'c'}:${one.clientId}`).sort()
+    const { record: confidential } = newClient()
+    const spa: ClientRecord = { ...newClient().record, secretHash: '', public: true, redirectUris: ['http://127.0.0.1:5000/cb', 'https://spa.example/cb'], allowedOrigins: ['https://other.example'] }
+    await store.saveClient(confidential)
+    await store.saveClient(spa)
+    t.strictSame(await origins('https://app.example.com'), [`c:${confidential.id}`], 'a redirect URI\'s origin')
+    t.strictSame(await origins('http://127.0.0.1:5000'), [`p:${spa.id}`], 'with its port, marked public')
+    t.strictSame(await origins('https://other.example'), [`p:${spa.id}`], 'an allowed origin')
+    t.strictSame(await origins('https://nobody.example'), [], 'an origin no client has')
+
+    await store.rotateClientSecret(confidential.id, 'rotated', Date.now() + 60_000)
+    const updated = await store.updateClient(confidential.id, { allowedOrigins: ['https://other.example'], responseTypes: ['code'] })
+    t.equal(updated?.secretHash, 'rotated', 'the secret is left as it is')
+    t.strictSame(updated?.responseTypes, ['code'])
+    t.strictSame(await store.getClient(confidential.id), updated, 'as stored')
+    t.strictSame(await origins('https://other.example'), [`c:${confidential.id}`, `p:${spa.id}`].sort(), 'both clients')
+
+    const moved = await store.updateClient(spa.id, { redirectUris: ['https://spa.example/cb'], allowedOrigins: [] })
+    t.equal(moved?.allowedOrigins, undefined, 'an empty list removes them')
+    t.equal(moved?.public, true, 'still public')
+    t.strictSame(await origins('http://127.0.0.1:5000'), [], 'an origin no longer registered is gone')
+    t.strictSame(await origins('https://other.example'), [`c:${confidential.id}`])
+    t.strictSame(await origins('https://spa.example'), [`p:${spa.id}`])
+    t.equal(await store.updateClient('1000000000000000000', { allowedOrigins: [] }), undefined, 'no such client')
+
+    await store.removeClient(spa.id)
+    t.strictSame(await origins('https://spa.example'), [], 'removed with the client')
+  })
+
   test('removing a client revokes the grants opened for it', async (t, store) => {
     const heard = new Heard(store)
     t.ok(await heard.ready(store), 'listener live')

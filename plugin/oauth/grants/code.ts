@@ -10,8 +10,10 @@ import { readOnce } from './use-once.js'
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
 /** RFC 7636 S256: the verifier must hash to the challenge remembered with the code. */
-function checkVerifier (code: CodeRecord, params: Params): void {
+function checkVerifier (client: ClientRecord, code: CodeRecord, params: Params): void {
   const verifier = single(params, 'code_verifier')
+  // A public client's code always has one (it requires PKCE): without, it was not issued as such.
+  if (client.public === true && code.codeChallenge === undefined) throw errors.invalidGrant('a public client\'s code needs a code_challenge')
   // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a downgrade attempt.
   if (code.codeChallenge === undefined) {
     if (verifier !== undefined) throw errors.invalidGrant('code_verifier sent for a code issued without code_challenge')
@@ -31,7 +33,7 @@ export async function exchangeCode (config: MacgateConfig, client: ClientRecord,
   const { grantId, hash: codeHash, record } = await readOnce<CodeRecord>(config, client, redirectUri, required(params, 'code'), {
     name: 'code', read: store.getCode.bind(store), used: (code) => code.used === true, invalid: errors.invalidCode
   })
-  checkVerifier(record, params)
+  checkVerifier(client, record, params)
 
   if (!client.responseTypes.includes('code')) throw errors.unauthorizedClient()
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
