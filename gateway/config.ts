@@ -7,6 +7,8 @@ export interface RouteRule {
   methods: string[]
   scopes: string[]
   match: 'all' | 'any'
+  /** Verified requests allowed per client and minute, over every instance (README, "Quotas"). */
+  quota?: { perMinute: number }
 }
 
 type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }
@@ -46,7 +48,13 @@ const schema = {
           path: { type: 'string', pattern: '^/[^?#]*$' },
           methods: { type: 'array', minItems: 1, items: { enum: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] }, default: ['GET'] },
           scopes: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' }, default: [] },
-          match: { enum: ['all', 'any'], default: 'all' }
+          match: { enum: ['all', 'any'], default: 'all' },
+          quota: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['perMinute'],
+            properties: { perMinute: { type: 'integer', minimum: 0, maximum: 1_000_000_000 } }
+          }
         }
       }
     },

@@ -5,6 +5,7 @@ import type { RouteRule } from './config.js'
 import { sendFailure } from './error-answers.js'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.js'
 import { pathOf } from './request-path.js'
+import { routeQuota } from './route-quota.js'
 
 /** Keep-alive connections to the upstream, shared by every route (the bench's baseline uses the same). */
 export const UPSTREAM_POOL = { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
@@ -56,7 +57,7 @@ function notFoundFor (table: RouteTable) {
 
 /** Proxies the configured routes to `upstream`, each behind a MAC check with its scopes. */
 export async function registerProxy (app: FastifyInstance, upstream: string, rules: RouteRule[], headerOptions: UpstreamHeaderOptions, logging: boolean): Promise<void> {
-  const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match }))
+  const table = new RouteTable(rules, (rule) => app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule) }))
   // Every method reaches routeCheck (the proxy's wildcard route) or, if no route has it, this.
   const notFound = notFoundFor(table)
   app.setNotFoundHandler(notFound)

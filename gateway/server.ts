@@ -37,6 +37,8 @@ export interface GatewayOptions {
   logger?: FastifyServerOptions['logger']
   /** A registered client the /demo page plays. */
   demo?: DemoClient
+  /** The quotas' clock (tests step it); default Date.now. */
+  clock?: () => number
 }
 
 /**
@@ -57,7 +59,7 @@ async function startSampleUpstream (app: FastifyInstance): Promise<string> {
 }
 
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
-export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo }: GatewayOptions): Promise<FastifyInstance> {
+export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, clock }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
   const app = Fastify({
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
@@ -79,7 +81,7 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
   const { upstream, routes, forwardMethodOverride, ...settings } = config
-  await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
+  await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
   registerHealth(app, store)
   registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)

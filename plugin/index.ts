@@ -12,6 +12,7 @@ import { parseForm } from './core/params.js'
 import { securityHeaders, sendErrorPage } from './core/replies.js'
 import { macAuthHook, type MacAuthHook, type MacAuthOptions } from './mac/hook.js'
 import { MacVerifier, type MacIdentity } from './mac/verify.js'
+import { watchQuotaRefusals } from './mac/quota-refusals.js'
 import { authorizeRoutes } from './oauth/authorize-endpoint.js'
 import { standardRoutes } from './oauth/standard-endpoints.js'
 import { tokenRoutes } from './oauth/token-endpoint.js'
@@ -32,6 +33,7 @@ export type { MacIdentity } from './mac/verify.js'
 export { AuditEvents, type AuditEvent, type AuditEventMap, type AuditEventType } from './core/events.js'
 export { Metrics, type VerificationOutcome } from './core/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
+export type { RouteQuota } from './mac/quota.js'
 export { changePassword, createUser, grantAccessToken, grantCode, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.js'
 export type { UserGrant, Consent } from './store/store.js'
 
@@ -96,6 +98,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   const verifier = new MacVerifier(config.store, config.secret, config)
   await verifier.cache.ready
   fastify.decorate('macVerifier', verifier)
+  watchQuotaRefusals(verifier.quotas, config.metrics.registry, config.events)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, config.metrics.verifications, authOptions))
   observeStore(config)
   config.metrics.watchTokenCache(verifier.cache)

@@ -14,7 +14,7 @@ import { eventually } from './helpers/live.js'
 import { parseMetrics, type MetricsText } from './helpers/metrics-text.js'
 
 const OUTCOMES = ['ok', 'malformed_header', 'unknown_token', 'mac_mismatch', 'stale_nonce', 'replayed_nonce',
-  'query_binding', 'scope_denied', 'bad_request', 'store_unavailable', 'internal']
+  'query_binding', 'scope_denied', 'quota_exceeded', 'bad_request', 'store_unavailable', 'internal']
 
 const sharedRedis = process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== ''
 

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 const OUTCOMES = [
   'ok', 'malformed_header', 'unknown_token', 'mac_mismatch', 'stale_nonce', 'replayed_nonce',
-  'query_binding', 'scope_denied', 'bad_request', 'store_unavailable', 'internal'
+  'query_binding', 'scope_denied', 'quota_exceeded', 'bad_request', 'store_unavailable', 'internal'
 ] as const
 
 /** Why a signed open API request was admitted or refused: the label of `macgate_verifications_total`. */

@@ -3,7 +3,7 @@ import { errors } from '../core/errors.js'
 import { NonceBuckets } from './nonce-buckets.js'
 import { clientOrigins } from '../core/origins.js'
 import { userGrantMember, userGrantOf, withChanges } from './store.js'
-import type { NonceStats, NonceUse } from './store.js'
+import type { CountedUse, NonceStats, NonceUse, QuotaCount } from './store.js'
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, OriginClient, Consent, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserGrant, UserRecord
@@ -11,6 +11,8 @@ import type {
 
 // Rate-limit counters and sessions kept at most; past it the oldest go first (a flood cannot grow them).
 const MAX_COUNTERS = 100_000
+/** Quota counters held at most: (client, route) pairs with requests in the current window; beyond it the oldest goes. */
+const MAX_QUOTA_COUNTERS = 100_000
 const MAX_SESSIONS = 100_000
 /** Nonces held at most by default: 24,000 requests a second for 11 minutes (see the constructor). */
 export const DEFAULT_MAX_NONCES = 16_000_000
@@ -98,6 +100,7 @@ export class MemoryStore implements Store {
   readonly #successors = new ExpiringMap<string>()
   readonly #nonces: NonceBuckets
   readonly #counters = new ExpiringMap<{ count: number }>(MAX_COUNTERS)
+  readonly #quotas = new ExpiringMap<{ count: number }>(MAX_QUOTA_COUNTERS)
   readonly #sessions = new ExpiringMap<SessionRecord>(MAX_SESSIONS)
   readonly #revocations = new EventEmitter()
   #secret: string | undefined
@@ -316,6 +319,22 @@ export class MemoryStore implements Store {
     return this.#nonces.add(key, minute, ttlSeconds)
   }
 
+  /** Counted in process: this instance's requests only (README, "Quotas"). */
+  useCountedNonce (use: NonceUse, { name, window, limit, ttlSeconds }: QuotaCount): CountedUse {
+    const key = `${window}:${name}`
+    const counter = this.#quotas.get(key)
+    const used = counter?.count ?? 0
+    if (used >= limit) return { outcome: 'over', used }
+    if (!this.useNonce(use)) return { outcome: 'replayed', used }
+    if (counter === undefined) this.#quotas.set(key, { count: 1 }, Date.now() + ttlSeconds * 1000)
+    else counter.count++
+    return { outcome: 'fresh', used: used + 1 }
+  }
+
+  async quotaUsed (names: string[], window: number): Promise<number[]> {
+    return names.map((name) => this.#quotas.get(`${window}:${name}`)?.count ?? 0)
+  }
+
   async nonceStats (): Promise<NonceStats> {
     return { held: this.#nonces.size, bytes: this.#nonces.bytes }
   }
@@ -387,7 +406,7 @@ export class MemoryStore implements Store {
   }
 
   #sweep (): void {
-    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#successors, this.#counters, this.#sessions]) map.sweep()
+    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#successors, this.#counters, this.#quotas, this.#sessions]) map.sweep()
     for (const [grantId, grant] of this.#grants) {
       const live = [...grant.codes].some((hash) => this.#codes.get(hash)) ||
         [...grant.accessTokens].some((hash) => this.#accessTokens.get(hash)) ||

@@ -1,6 +1,6 @@
 import { errors } from '../core/errors.js'
 import { NONCE_KEY_BYTES, type NonceUse } from './nonce-key.js'
-import type { NonceStats } from './store.js'
+import type { CountedUse, NonceStats, QuotaCount } from './store.js'
 
 /** How the nonces reach Redis: the batch and stats scripts, plain commands for the upgrade marker. */
 export interface NonceRedis {
@@ -9,6 +9,9 @@ export interface NonceRedis {
   set: (key: string, value: string, nx: 'NX') => Promise<unknown>
   get: (key: string) => Promise<string | null>
   macgateNonceStats: (count: number, keys: string[]) => Promise<unknown>
+  macgateCountQuotas: (count: number, keys: string[], args: number[]) => Promise<unknown>
+  decr: (key: string) => Promise<unknown>
+  mget: (keys: string[]) => Promise<Array<string | null>>
 }
 
 /** Told of each batch's script call: seconds until it settled, and whether it failed. */
@@ -47,6 +50,8 @@ export class RedisNonces {
   readonly #prefix: string
   readonly #perSlot: boolean
   readonly #observer: () => NonceObserver
+  /** A cluster's quota counters: one call per turn, before the nonces. */
+  readonly #counters: CounterBatches
   /** This turn's batches: one on a single Redis (index 0), else one per slot tag. */
   #batches: Array<Batch | undefined> = []
   /** Until when old-layout keys are also checked (Unix ms); 0: none can exist. */
@@ -59,6 +64,7 @@ export class RedisNonces {
     this.#prefix = prefix
     this.#perSlot = perSlot
     this.#observer = observer
+    this.#counters = new CounterBatches(redis)
   }
 
   /**
@@ -74,7 +80,51 @@ export class RedisNonces {
     this.#legacyUntil = since > 0 ? since + LEGACY_WINDOW_MS : 0
   }
 
-  use ({ key, minute, ttlSeconds, tokenHash, nonce }: NonceUse): Promise<boolean> {
+  use (use: NonceUse): Promise<boolean> {
+    const [batch, index] = this.#add(use, 0, 0)
+    return batch.answers.then((answers) => answers[2 * index] === 1)
+  }
+
+  /**
+   * A nonce behind a quota counter. On a single Redis the counter goes in the nonce's own script
+   * call (checked first, counting first uses only): no call of its own. On a cluster the counter
+   * cannot share the nonce's slot (one client's tokens spread over every tag), so the turn's
+   * counters go first, together, in one call to their own tag; a counted nonce found replayed is
+   * given back (DECR).
+   */
+  useCounted (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
+    if (this.#perSlot) return this.#countFirst(use, count)
+    const [batch, index] = this.#add(use, this.#counterKey(count), count.ttlSeconds, count.limit)
+    return batch.answers.then((answers) => ({ outcome: OUTCOMES[answers[2 * index]! + 1]!, used: answers[2 * index + 1]! }))
+  }
+
+  /** The counts of the named counters in a window: one MGET (on a cluster all share their tag). */
+  async quotaUsed (names: string[], window: number): Promise<number[]> {
+    if (names.length === 0) return []
+    try {
+      const values = await this.#redis.mget(names.map((name) => this.#counterKey({ name, window })))
+      return values.map((value) => Number(value ?? 0))
+    } catch (error) {
+      throw errors.storeUnavailable(undefined, { cause: error })
+    }
+  }
+
+  async #countFirst (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
+    const key = this.#counterKey(count)
+    const used = await this.#counters.count(key, count.limit, count.ttlSeconds)
+    if (used < 0) return { outcome: 'over', used: -1 - used }
+    if (await this.use(use)) return { outcome: 'fresh', used }
+    this.#redis.decr(key).catch(() => {}) // at worst one request too many counted, until the window ends
+    return { outcome: 'replayed', used: used - 1 }
+  }
+
+  /** The counter of a (client, route) in a window; on a cluster, all in one tag of their own. */
+  #counterKey ({ name, window }: { name: string, window: number }): string {
+    return `${this.#prefix}{q}:${window}:${name}`
+  }
+
+  /** Puts a nonce (and its counter's key, if any) in this turn's batch of its tag: the batch and its place. */
+  #add ({ key, minute, ttlSeconds, tokenHash, nonce }: NonceUse, counterKey: string | 0, counterTtl: number, limit = 0): [Batch, number] {
     const slot = tokenHash.charCodeAt(0) & 15
     const batch = this.#batch(this.#perSlot ? slot : 0)
     const set = key[NONCE_KEY_BYTES]!
@@ -86,14 +136,22 @@ export class RedisNonces {
       batch.bucketArgs.push(bucket, ttlSeconds)
       batch.minutes.add(minute * 16 + slot)
     }
+    let counter = 0
+    if (counterKey !== 0) {
+      counter = batch.counters.get(counterKey) ?? 0
+      if (counter === 0) {
+        counter = batch.keys.push(counterKey)
+        batch.counters.set(counterKey, counter)
+        batch.counterArgs.push(counter, counterTtl)
+      }
+    }
     // The old layout's key, in the same tag: only while one can still live.
     const old = this.#legacyUntil > 0 && Date.now() < this.#legacyUntil
       ? batch.keys.push(`${this.#prefix}{n:${slot.toString(16)}}:${tokenHash}:${nonce}`)
       : 0
     // A decimal integer: what Redis keeps in an intset.
-    batch.nonceArgs.push(bucket, key.readBigInt64LE(0).toString(), old)
-    const index = batch.size++
-    return batch.answers.then((fresh) => fresh[index] === 1)
+    batch.nonceArgs.push(bucket, key.readBigInt64LE(0).toString(), old, counter, limit)
+    return [batch, batch.size++]
   }
 
   /**
@@ -150,7 +208,7 @@ export class RedisNonces {
     const started = observer === undefined ? 0 : performance.now()
     const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed)
     // Arrays, not spread: ioredis flattens them, and a long turn would overflow a spread call.
-    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.bucketArgs.length / 2, batch.bucketArgs, batch.nonceArgs).then(
+    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.bucketArgs.length / 2, batch.counterArgs.length / 2, batch.bucketArgs, batch.counterArgs, batch.nonceArgs).then(
       (fresh) => {
         told(false)
         batch.settle(fresh as number[])
@@ -163,6 +221,38 @@ export class RedisNonces {
   }
 }
 
+/** The answers of the nonce script, by its per-nonce status (-1, 0, 1). */
+const OUTCOMES: Array<CountedUse['outcome']> = ['over', 'replayed', 'fresh']
+
+/** A cluster's quota counters of one event-loop turn, counted in one script call (their tag is `{q}`). */
+class CounterBatches {
+  readonly #redis: NonceRedis
+  #keys: string[] = []
+  #args: number[] = []
+  #answers: Promise<number[]> | undefined
+
+  constructor (redis: NonceRedis) {
+    this.#redis = redis
+  }
+
+  /** The counter's value after counting one, or -1 - its value when at its limit (not counted). */
+  count (key: string, limit: number, ttlSeconds: number): Promise<number> {
+    if (this.#answers === undefined) {
+      this.#answers = new Promise((resolve, reject) => setImmediate(() => {
+        const keys = this.#keys
+        const args = this.#args
+        this.#keys = []
+        this.#args = []
+        this.#answers = undefined
+        this.#redis.macgateCountQuotas(keys.length, keys, args).then((answers) => resolve(answers as number[]), (error: unknown) => reject(errors.storeUnavailable(undefined, { cause: error })))
+      }))
+    }
+    const index = this.#keys.push(key) - 1
+    this.#args.push(limit, ttlSeconds)
+    return this.#answers.then((answers) => answers[index]!)
+  }
+}
+
 /** One script call's worth: the keys it touches (1-based in the script), its buckets' arguments, its nonces'. */
 class Batch {
   readonly keys: string[] = []
@@ -172,7 +262,11 @@ class Batch {
   readonly minutes = new Set<number>()
   /** Per bucket: its key's index, its lifetime in seconds. */
   readonly bucketArgs: number[] = []
-  /** Per nonce: its set's index, its keyed hash (a decimal integer), its old-layout key's index or 0. */
+  /** Quota counter key → its key's index. */
+  readonly counters = new Map<string, number>()
+  /** Per counter: its key's index, its lifetime in seconds. */
+  readonly counterArgs: number[] = []
+  /** Per nonce: its set's index, its keyed hash (a decimal integer), its old-layout key's index or 0, its counter's index or 0, its limit. */
   readonly nonceArgs: Array<number | string> = []
   size = 0
   readonly answers: Promise<number[]>

@@ -228,26 +228,50 @@ for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', p
 redis.call('DEL', sessions)`
   },
   // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the minute buckets (sets of
-  // 8-byte keyed hashes) and the old layout's per-nonce keys still to honour (the upgrade window).
-  // ARGV: the bucket count b; per bucket, its key's index and lifetime (s); then per nonce, its
-  // bucket's index, its keyed hash, and its old-layout key's index or 0. Returns 1 for each first
-  // use, 0 for a replay. A bucket's expiry is set once, when it has none: its minute's end of window.
+  // 8-byte keyed hashes), the old layout's per-nonce keys still to honour (the upgrade window) and
+  // the quota counters. ARGV: the bucket count b, the counter count c; per bucket, its key's index
+  // and lifetime (s); per counter, its key's index and lifetime; then per nonce, its bucket's index,
+  // its keyed hash, its old-layout key's index or 0, its counter's index or 0, and its limit.
+  // Returns per nonce {1 first use, 0 replay, -1 over its quota (not recorded), the counter's value}:
+  // the counter is checked first and counts first uses only. An expiry is set once, when a key has none.
   macgateUseNonces: {
-    lua: `local b = tonumber(ARGV[1])
-local fresh = {}
-local n = 0
-for i = 2 * b + 2, #ARGV, 3 do
-  n = n + 1
-  local added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
-  local old = tonumber(ARGV[i + 2])
-  if added == 1 and old > 0 and redis.call('EXISTS', KEYS[old]) == 1 then added = 0 end
-  fresh[n] = added
+    lua: `local b, c = tonumber(ARGV[1]), tonumber(ARGV[2])
+local answers = {}
+for i = 2 * b + 2 * c + 3, #ARGV, 5 do
+  local counter = tonumber(ARGV[i + 3])
+  local used = 0
+  if counter > 0 then used = tonumber(redis.call('GET', KEYS[counter]) or '0') end
+  local added = -1
+  if counter == 0 or used < tonumber(ARGV[i + 4]) then
+    added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+    local old = tonumber(ARGV[i + 2])
+    if added == 1 and old > 0 and redis.call('EXISTS', KEYS[old]) == 1 then added = 0 end
+    if added == 1 and counter > 0 then used = redis.call('INCR', KEYS[counter]) end
+  end
+  answers[#answers + 1] = added
+  answers[#answers + 1] = used
 end
-for i = 2, 2 * b, 2 do
-  local bucket = KEYS[tonumber(ARGV[i])]
-  if redis.call('TTL', bucket) == -1 then redis.call('EXPIRE', bucket, ARGV[i + 1]) end
+for i = 3, 2 * b + 2 * c + 1, 2 do
+  local key = KEYS[tonumber(ARGV[i])]
+  if redis.call('TTL', key) == -1 then redis.call('EXPIRE', key, ARGV[i + 1]) end
 end
-return fresh`
+return answers`
+  },
+  // A cluster's quota counters of one turn, all in one tag, before the nonces (redis-nonces.ts).
+  // KEYS: the counters. ARGV: per counter, its limit and lifetime (s). Returns per counter its value
+  // after counting one, or -1 - value when it was at its limit (not counted).
+  macgateCountQuotas: {
+    lua: `local answers = {}
+for k, key in ipairs(KEYS) do
+  local used = tonumber(redis.call('GET', key) or '0')
+  if used >= tonumber(ARGV[2 * k - 1]) then
+    answers[k] = -1 - used
+  else
+    answers[k] = redis.call('INCR', key)
+    if answers[k] == 1 then redis.call('EXPIRE', key, ARGV[2 * k]) end
+  end
+end
+return answers`
   },
   // KEYS: nonce sets (of one tag). Returns {members, bytes (MEMORY USAGE)} over those that exist.
   macgateNonceStats: {

@@ -5,7 +5,7 @@ import { RedisNonces } from './redis-nonces.js'
 import { RevocationFeed } from './revocation-feed.js'
 import { clientOrigins } from '../core/origins.js'
 import { secondsUntil, userGrantMember, userGrantOf, withChanges } from './store.js'
-import type { NonceStats, NonceUse } from './store.js'
+import type { CountedUse, NonceStats, NonceUse, QuotaCount } from './store.js'
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, OriginClient, Consent, UserGrant, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
@@ -312,6 +312,15 @@ export class RedisStore implements Store {
   /** See `redis-nonces.ts`. */
   useNonce (use: NonceUse): Promise<boolean> {
     return this.#nonces.use(use)
+  }
+
+  /** See `redis-nonces.ts`: in the nonce batch's script call on a single Redis. */
+  useCountedNonce (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
+    return this.#nonces.useCounted(use, count)
+  }
+
+  async quotaUsed (names: string[], window: number): Promise<number[]> {
+    return await this.#nonces.quotaUsed(names, window)
   }
 
   async nonceStats (): Promise<NonceStats> {
