@@ -1,0 +1,103 @@
+// Quotas per client and route, through HTTP (inject) on both stores: the counts, the 429 and its
+// fields, the window opening on an injected clock, a client's own limit, 0, the unspent nonce of a
+// refused request, and what an operator sees (metric, audit event, `clients show`'s counts).
+import { createServer } from 'node:http'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import t, { type Test } from 'tap'
+import { updateClient } from '../plugin/index.js'
+import { buildTestApp } from './helpers/app.js'
+import { liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.js'
+import { quotaUses } from '../gateway/commands/client-show.js'
+import type { RouteRule } from '../gateway/config.js'
+
+/** An upstream that counts what reaches it. */
+async function countingUpstream (t: Test): Promise<{ url: string, hits: () => number }> {
+  let hits = 0
+  const server = createServer((_request, response) => {
+    hits++
+    response.setHeader('content-type', 'application/json')
+    response.end('{"result":"ok"}')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits }
+}
+
+const routes: RouteRule[] = [
+  { path: '/limited/*', methods: ['GET'], scopes: [], match: 'all', quota: { perMinute: 3 } },
+  { path: '/other/*', methods: ['GET'], scopes: [], match: 'all', quota: { perMinute: 3 } },
+  { path: '/free/*', methods: ['GET'], scopes: [], match: 'all' }
+]
+
+for (const store of ['memory', 'redis'] as const) {
+  t.test(`quotas on the ${store} store`, async (t) => {
+    const upstream = await countingUpstream(t)
+    // 10 s into a window; the nonces' minutes follow the real clock, the windows this one.
+    let now = 1_000_000 * 60_000 + 10_000
+    const { app, store: backing } = await buildTestApp(t, { store, upstream: upstream.url, routes, clock: () => now })
+    const call = async (tokens: LiveTokens, path: string, nonce?: string) => await signedInject(app, { url: path, token: tokens.accessToken, macKey: tokens.macKey, ...(nonce !== undefined && { nonce }) })
+    const refusals: unknown[] = []
+    app.macgate.events.on('quota.exceeded', (event) => refusals.push(event))
+
+    const tokens = await liveToken(app)
+    for (const left of [2, 1, 0]) {
+      const answer = await call(tokens, '/limited/a')
+      t.equal(answer.statusCode, 200, 'under the limit: passes')
+      t.equal(answer.headers['ratelimit-policy'], '"per-minute";q=3;w=60')
+      t.equal(answer.headers.ratelimit, `"per-minute";r=${left};t=50`)
+    }
+    t.equal(upstream.hits(), 3)
+
+    const nonce = nonceAt()
+    const over = await call(tokens, '/limited/b', nonce)
+    t.equal(over.statusCode, 429)
+    t.same(over.json(), { result: 'error', description: 'quota of 3 requests a minute used up; retry in 50 s', code: 96014 })
+    t.equal(over.headers['retry-after'], '50')
+    t.equal(over.headers['ratelimit-policy'], '"per-minute";q=3;w=60')
+    t.equal(over.headers.ratelimit, '"per-minute";r=0;t=50')
+    t.equal(upstream.hits(), 3, 'a refused request never reaches the upstream')
+    t.equal((await call(tokens, '/limited/c')).statusCode, 429, 'still over')
+    t.same(refusals.length, 1, 'one audit event for the window')
+    t.match(refusals[0], { type: 'quota.exceeded', clientId: tokens.clientId, route: '/limited/*', limit: 3 })
+    const metrics = await app.macgate.metrics.registry.getSingleMetricAsString('macgate_quota_rejections_total')
+    t.match(metrics, `macgate_quota_rejections_total{client="${tokens.clientId}"} 2`)
+
+    t.same(await quotaUses(backing, (await backing.getClient(tokens.clientId))!, routes, now),
+      [{ route: '/limited/*', perMinute: 3, from: 'route', used: 3 }, { route: '/other/*', perMinute: 3, from: 'route', used: 0 }], 'clients show counts the window')
+
+    const other = await call(tokens, '/other/a')
+    t.equal(other.statusCode, 200, 'each route counts its own requests')
+    const free = await call(tokens, '/free/a')
+    t.equal(free.statusCode, 200)
+    t.equal(free.headers['ratelimit-policy'], undefined, 'a route without a quota has no fields')
+
+    const forged = await signedInject(app, { url: '/limited/d', token: tokens.accessToken, macKey: 'wrong' })
+    t.equal(forged.statusCode, 401)
+    t.equal(forged.headers['ratelimit-policy'], '"per-minute";q=3;w=60', 'every answer of a limited route has the policy')
+    t.equal(forged.headers.ratelimit, undefined, 'no count for a caller not proven')
+
+    now += 50_000
+    const retried = await call(tokens, '/limited/b', nonce)
+    t.equal(retried.statusCode, 200, 'the next window opens on time, and the refused nonce was not spent')
+    t.equal(retried.headers.ratelimit, '"per-minute";r=2;t=60')
+    const replayed = await call(tokens, '/limited/b', nonce)
+    t.equal(replayed.statusCode, 401, 'the nonce is spent once admitted')
+    t.equal(replayed.headers.ratelimit, '"per-minute";r=2;t=60', 'a replay is not counted')
+
+    const generous = await liveToken(app)
+    await updateClient(backing, generous.clientId, { quotaPerMinute: 5 })
+    for (let i = 0; i < 5; i++) t.equal((await call(generous, '/limited/a')).statusCode, 200, 'its own limit beats the route default')
+    const sixth = await call(generous, '/limited/a')
+    t.equal(sixth.statusCode, 429)
+    t.equal(sixth.headers['ratelimit-policy'], '"per-minute";q=5;w=60')
+
+    const blocked = await liveToken(app)
+    await updateClient(backing, blocked.clientId, { quotaPerMinute: 0 })
+    const zero = await call(blocked, '/limited/a')
+    t.equal(zero.statusCode, 429, '0 blocks')
+    t.equal(zero.json().code, 96014)
+    t.equal((await call(blocked, '/free/a')).statusCode, 200, 'only on routes with a quota')
+  })
+}
