@@ -225,7 +225,7 @@ t.test('users and clients: mistakes refused before the store; the commands\' out
     [['clients'], 'clients needs add, list, show, update, remove or rotate-secret'],
     [['clients', 'frob'], 'clients needs add, list, show, update, remove or rotate-secret, not frob'],
     [['clients', 'show'], 'clients show needs exactly one client id'],
-    [['clients', 'add', '--name', 'N', '--redirect-uri', 'https://a.example/cb', '--quota-per-minute', '-1'], '--quota-per-minute must be a whole number of requests (0 blocks), not -1'],
+    [['clients', 'add', '--name', 'N', '--redirect-uri', 'https://a.example/cb', '--quota-per-minute', 'lots'], '--quota-per-minute must be a whole number of requests (0 blocks), not lots'],
     [['clients', 'add', '--name', 'N'], 'clients add needs --redirect-uri'],
     [['clients', 'add', '--name', 'N', '--redirect-uri', 'https://a.example/cb', '--mac-algorithm', 'HmacMd5'], '--mac-algorithm must be HmacSha1 or HmacSha256, not HmacMd5'],
     [['clients', 'list', '--json=no'], 'clients list: Option \'--json\' does not take an argument'],
