@@ -34,9 +34,4 @@ export class ClientLimits {
     if (held !== undefined) return held.perMinute
     return this.#lru.fetch(clientId).then((limit) => limit?.perMinute)
   }
-
-  /** Forgets a client's limit (it changed here): the next request reads it again. */
-  forget (clientId: string): void {
-    this.#lru.delete(clientId)
-  }
 }
