@@ -47,7 +47,8 @@ export class RedisStore implements Store {
     const options: RedisOptions = {
       enableAutoPipelining: true,
       // Already one call per event-loop turn (per slot on a cluster): a pipeline would only add cost.
-      autoPipeliningIgnoredCommands: ['macgateUseNonces'],
+      // (The stats script, many keys of one tag, is kept out too: the pipeline would group it by its first.)
+      autoPipeliningIgnoredCommands: ['macgateUseNonces', 'macgateNonceStats'],
       enableOfflineQueue: false,
       lazyConnect: true,
       commandTimeout,
@@ -64,7 +65,7 @@ export class RedisStore implements Store {
       const seeds = target.clusterNodes.map(parseNode)
       const cluster = new Cluster(seeds, {
         enableAutoPipelining: true,
-        autoPipeliningIgnoredCommands: ['macgateUseNonces'],
+        autoPipeliningIgnoredCommands: ['macgateUseNonces', 'macgateNonceStats'],
         enableOfflineQueue: false,
         lazyConnect: true,
         // The cluster client follows MOVED and a failover's new topology by itself.
