@@ -81,7 +81,7 @@ t.test('the ceiling refuses 503 96000 only while every place holds a live nonce'
   t.equal(store.useNonce(nonceUse('a'.repeat(64), '2:5', { minute, ttlSeconds: 60 })), true)
   t.equal(store.useNonce(nonceUse('a'.repeat(64), '3:6', { minute: minute + 1, ttlSeconds: 120 })), true, 'the third fills it')
   t.throws(() => store.useNonce(nonceUse('a'.repeat(64), '4:6', { minute: minute + 1, ttlSeconds: 120 })), { errno: 96000, statusCode: 503, message: 'nonce store is full; try again shortly' })
-  t.same(await store.nonceStats(), { held: 3, bytes: 2 * 1024 * 8 }, 'three held in two minimal tables')
+  t.same(await store.nonceStats(), { held: 3, bytes: 2 * 64 * 64 * 8 }, 'three held in two buckets of minimal tables')
   clock.step(60_000)
   t.equal(store.useNonce(nonceUse('a'.repeat(64), '4:6', { minute: minute + 1, ttlSeconds: 60 })), true, 'minute 5 left the window: room for two again')
   t.equal(store.useNonce(nonceUse('a'.repeat(64), '5:6', { minute: minute + 1, ttlSeconds: 60 })), true)
