@@ -189,11 +189,11 @@ end
 for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', prefix .. member) end
 redis.call('DEL', sessions)`
   },
-  // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the minute buckets (sets of
-  // 8-byte keyed hashes) and the old layout's per-nonce keys still to honour (the upgrade window).
-  // ARGV: the bucket count b; per bucket, its key's index and lifetime (s); then per nonce, its
-  // bucket's index, its keyed hash, and its old-layout key's index or 0. Returns 1 for each first
-  // use, 0 for a replay. A bucket's expiry is set once, when it has none: its minute's end of window.
+  // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the nonce sets (of 64-bit keyed
+  // hashes, by tag, minute and a further byte) and the old layout's per-nonce keys still to honour (the upgrade window).
+  // ARGV: the set count b; per set, its key's index and lifetime (s); then per nonce, its
+  // set's index, its keyed hash, and its old-layout key's index or 0. Returns 1 for each first
+  // use, 0 for a replay. A set's expiry is set once, when it has none: its minute's end of window.
   macgateUseNonces: {
     lua: `local b = tonumber(ARGV[1])
 local fresh = {}
@@ -206,8 +206,8 @@ for i = 2 * b + 2, #ARGV, 3 do
   fresh[n] = added
 end
 for i = 2, 2 * b, 2 do
-  local bucket = KEYS[tonumber(ARGV[i])]
-  if redis.call('TTL', bucket) == -1 then redis.call('EXPIRE', bucket, ARGV[i + 1]) end
+  local set = KEYS[tonumber(ARGV[i])]
+  if redis.call('TTL', set) == -1 then redis.call('EXPIRE', set, ARGV[i + 1]) end
 end
 return fresh`
   },

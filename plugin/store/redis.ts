@@ -36,7 +36,7 @@ export class RedisStore implements Store {
   readonly #feed: RevocationFeed
   #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
-  /** The replay memory: minute buckets, one script call per event-loop turn (per slot on a cluster). */
+  /** The replay memory: sets per tag and minute, one script call per event-loop turn (per slot on a cluster). */
   readonly #nonces: RedisNonces
   #observer: CommandObserver | undefined
 
