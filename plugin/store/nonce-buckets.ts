@@ -37,8 +37,11 @@ export class NonceBuckets {
   add (key: Buffer, minute: number, ttlSeconds: number): boolean {
     const now = this.#now()
     if (now >= this.#nextExpiry) this.#dropExpired(now)
+    const until = now + ttlSeconds * 1000
     let bucket = this.#last
-    if (bucket === undefined || bucket.minute !== minute) bucket = this.#bucket(minute, now + ttlSeconds * 1000)
+    if (bucket === undefined || bucket.minute !== minute) bucket = this.#bucket(minute, until)
+    // Verifiers sharing the store with different skews: a minute is kept as long as the longest asks.
+    if (until > bucket.until) bucket.until = until
     // Both words zero marks an empty place; such a key (one in 2^64) becomes 0:1.
     const high = key.readUInt32LE(0)
     const low = key.readUInt32LE(4) || (high === 0 ? 1 : 0)
@@ -97,7 +100,7 @@ const INITIAL_PLACES = 64
 class Bucket {
   readonly minute: number
   /** Unix ms when the minute leaves the window. */
-  readonly until: number
+  until: number
   size = 0
   readonly #tables = Array.from({ length: TABLES }, () => new Table())
 
