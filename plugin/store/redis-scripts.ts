@@ -193,7 +193,8 @@ redis.call('DEL', sessions)`
   // hashes, by tag, minute and a further byte) and the old layout's per-nonce keys still to honour (the upgrade window).
   // ARGV: the set count b; per set, its key's index and lifetime (s); then per nonce, its
   // set's index, its keyed hash, and its old-layout key's index or 0. Returns 1 for each first
-  // use, 0 for a replay. A set's expiry is set once, when it has none: its minute's end of window.
+  // use, 0 for a replay. A set's expiry is set when it has none (its minute's end of window), and
+  // moved only later (a verifier with a wider skew): not once per nonce.
   macgateUseNonces: {
     lua: `local b = tonumber(ARGV[1])
 local fresh = {}
@@ -206,8 +207,9 @@ for i = 2 * b + 2, #ARGV, 3 do
   fresh[n] = added
 end
 for i = 2, 2 * b, 2 do
-  local set = KEYS[tonumber(ARGV[i])]
-  if redis.call('TTL', set) == -1 then redis.call('EXPIRE', set, ARGV[i + 1]) end
+  local set, wanted = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
+  local left = redis.call('TTL', set)
+  if left == -1 or left < wanted - 1 then redis.call('EXPIRE', set, wanted) end
 end
 return fresh`
   },
