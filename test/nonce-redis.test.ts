@@ -39,8 +39,14 @@ t.test('sets per (tag, minute), of integers, expiring once with their minute; no
     t.ok(ttl > 290 && ttl <= 300, `${key} expires with its minute (${ttl} s)`)
   }
   t.ok(await store.redis.sismember(setOf(uses[0]!), uses[0]!.key.readBigInt64LE(0).toString()), 'a member is the keyed hash\'s first 8 bytes as a signed integer')
-  await store.useNonce({ ...uses[0]!, ttlSeconds: 900, nonce: '2:1', key: Buffer.concat([randomBytes(8), uses[0]!.key.subarray(8)]) })
-  t.ok(await store.redis.ttl(setOf(uses[0]!)) <= 300, 'a later batch does not move the expiry')
+  const sameSet = (ttlSeconds: number): NonceUse => ({ ...uses[0]!, ttlSeconds, key: Buffer.concat([randomBytes(8), uses[0]!.key.subarray(8)]) })
+  await store.useNonce(sameSet(100))
+  t.ok(await store.redis.ttl(setOf(uses[0]!)) > 290, 'a shorter lifetime does not shorten the set\'s')
+  await store.useNonce(sameSet(900))
+  t.ok(await store.redis.ttl(setOf(uses[0]!)) > 890, 'a longer one (a verifier with a wider skew) lengthens it')
+  t.equal((await store.nonceStats()).held, 42, 'the stats count every set of the minute')
+  await store.useNonce(nonceUse(tokenHash(), '1:1', { minute: minute - 100, ttlSeconds: 1 }))
+  t.equal((await store.nonceStats()).held, 42, 'a minute long out of the window is no longer counted')
 })
 
 t.test('upgrading: nonces the old layout recorded stay refused through the window', async (t) => {

@@ -13,8 +13,8 @@ export const NONCE_KEY_BYTES = 8
 /** One nonce to record, as the verifier hands it to `Store.useNonce`. */
 export interface NonceUse {
   /**
-   * 16 bytes of the keyed hash of (token hash, nonce): the first `NONCE_KEY_BYTES` are what is
-   * compared; the Redis store spreads its sets by the next one.
+   * The keyed hash of (token hash, nonce), whole (32 bytes, no copy): the first `NONCE_KEY_BYTES`
+   * are what is compared; the Redis store spreads its sets by the next one.
    */
   key: Buffer
   /** The nonce's minute (its `M`): the bucket it is kept in. */
@@ -36,7 +36,6 @@ export class NonceKeys {
   }
 
   use (tokenHash: string, nonce: string, minute: number, ttlSeconds: number): NonceUse {
-    const key = hash('sha256', `${this.#prefix}${tokenHash}\n${nonce}`, 'buffer').subarray(0, 16)
-    return { key, minute, ttlSeconds, tokenHash, nonce }
+    return { key: hash('sha256', `${this.#prefix}${tokenHash}\n${nonce}`, 'buffer'), minute, ttlSeconds, tokenHash, nonce }
   }
 }

@@ -19,7 +19,7 @@ export type NonceObserver = ((command: string, seconds: number, failed: boolean)
 
 /**
  * The longest an old-layout nonce key (`{n:S}:TOKENHASH:NONCE`, one key per nonce, before the
- * minute buckets) can live: its TTL ran to the end of its minute's window, at most 2 × skew + 2
+ * minute sets) can live: its TTL ran to the end of its minute's window, at most 2 × skew + 2
  * minutes with the largest skew allowed (60). For that long after the first start of this layout
  * on a Redis that already held macgate's data, each nonce's old key is checked too.
  */
@@ -128,12 +128,12 @@ export class RedisNonces {
     const slot = tokenHash.charCodeAt(0) & 15
     const batch = this.#batch(this.#perSlot ? slot : 0)
     const set = key[NONCE_KEY_BYTES]!
-    const bucketId = (minute * 16 + slot) * SETS_PER_TAG + set
-    let bucket = batch.buckets.get(bucketId)
-    if (bucket === undefined) {
-      bucket = batch.keys.push(this.#setKey(slot, minute, set))
-      batch.buckets.set(bucketId, bucket)
-      batch.bucketArgs.push(bucket, ttlSeconds)
+    const setId = (minute * 16 + slot) * SETS_PER_TAG + set
+    let setIndex = batch.sets.get(setId)
+    if (setIndex === undefined) {
+      setIndex = batch.keys.push(this.#setKey(slot, minute, set))
+      batch.sets.set(setId, setIndex)
+      batch.setArgs.push(setIndex, ttlSeconds)
       batch.minutes.add(minute * 16 + slot)
     }
     let counter = 0
@@ -150,7 +150,7 @@ export class RedisNonces {
       ? batch.keys.push(`${this.#prefix}{n:${slot.toString(16)}}:${tokenHash}:${nonce}`)
       : 0
     // A decimal integer: what Redis keeps in an intset.
-    batch.nonceArgs.push(bucket, key.readBigInt64LE(0).toString(), old, counter, limit)
+    batch.nonceArgs.push(setIndex, key.readBigInt64LE(0).toString(), old, counter, limit)
     return [batch, batch.size++]
   }
 
@@ -208,7 +208,7 @@ export class RedisNonces {
     const started = observer === undefined ? 0 : performance.now()
     const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed)
     // Arrays, not spread: ioredis flattens them, and a long turn would overflow a spread call.
-    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.bucketArgs.length / 2, batch.counterArgs.length / 2, batch.bucketArgs, batch.counterArgs, batch.nonceArgs).then(
+    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.length / 2, batch.counterArgs.length / 2, batch.setArgs, batch.counterArgs, batch.nonceArgs).then(
       (fresh) => {
         told(false)
         batch.settle(fresh as number[])
@@ -253,15 +253,15 @@ class CounterBatches {
   }
 }
 
-/** One script call's worth: the keys it touches (1-based in the script), its buckets' arguments, its nonces'. */
+/** One script call's worth: the keys it touches (1-based in the script), its sets' arguments, its nonces'. */
 class Batch {
   readonly keys: string[] = []
   /** Set id ((minute × 16 + tag) × 256 + set) → its key's index. */
-  readonly buckets = new Map<number, number>()
+  readonly sets = new Map<number, number>()
   /** The (minute × 16 + tag) of its sets. */
   readonly minutes = new Set<number>()
-  /** Per bucket: its key's index, its lifetime in seconds. */
-  readonly bucketArgs: number[] = []
+  /** Per set: its key's index, its lifetime in seconds. */
+  readonly setArgs: number[] = []
   /** Quota counter key → its key's index. */
   readonly counters = new Map<string, number>()
   /** Per counter: its key's index, its lifetime in seconds. */

@@ -227,13 +227,15 @@ end
 for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', prefix .. member) end
 redis.call('DEL', sessions)`
   },
-  // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the minute buckets (sets of
-  // 8-byte keyed hashes), the old layout's per-nonce keys still to honour (the upgrade window) and
-  // the quota counters. ARGV: the bucket count b, the counter count c; per bucket, its key's index
-  // and lifetime (s); per counter, its key's index and lifetime; then per nonce, its bucket's index,
-  // its keyed hash, its old-layout key's index or 0, its counter's index or 0, and its limit.
-  // Returns per nonce {1 first use, 0 replay, -1 over its quota (not recorded), the counter's value}:
-  // the counter is checked first and counts first uses only. An expiry is set once, when a key has none.
+  // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the nonce sets (of 64-bit keyed
+  // hashes, by tag, minute and a further byte), the old layout's per-nonce keys still to honour (the
+  // upgrade window) and the quota counters. ARGV: the set count b, the counter count c; per set, its
+  // key's index and lifetime (s); per counter, its key's index and lifetime; then per nonce, its
+  // set's index, its keyed hash, its old-layout key's index or 0, its counter's index or 0, and its
+  // limit. Returns per nonce {1 first use, 0 replay, -1 over its quota (not recorded), the counter's
+  // value}: the counter is checked first and counts first uses only. A set's expiry is set when it
+  // has none (its minute's end of window), and moved only later (a verifier with a wider skew): not
+  // once per nonce; a counter's is set once.
   macgateUseNonces: {
     lua: `local b, c = tonumber(ARGV[1]), tonumber(ARGV[2])
 local answers = {}
@@ -251,9 +253,14 @@ for i = 2 * b + 2 * c + 3, #ARGV, 5 do
   answers[#answers + 1] = added
   answers[#answers + 1] = used
 end
-for i = 3, 2 * b + 2 * c + 1, 2 do
-  local key = KEYS[tonumber(ARGV[i])]
-  if redis.call('TTL', key) == -1 then redis.call('EXPIRE', key, ARGV[i + 1]) end
+for i = 3, 2 * b + 1, 2 do
+  local set, wanted = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
+  local left = redis.call('TTL', set)
+  if left == -1 or left < wanted - 1 then redis.call('EXPIRE', set, wanted) end
+end
+for i = 2 * b + 3, 2 * b + 2 * c + 1, 2 do
+  local counter = KEYS[tonumber(ARGV[i])]
+  if redis.call('TTL', counter) == -1 then redis.call('EXPIRE', counter, ARGV[i + 1]) end
 end
 return answers`
   },

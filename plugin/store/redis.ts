@@ -37,7 +37,7 @@ export class RedisStore implements Store {
   readonly #feed: RevocationFeed
   #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
-  /** The replay memory: minute buckets, one script call per event-loop turn (per slot on a cluster). */
+  /** The replay memory: sets per tag and minute, one script call per event-loop turn (per slot on a cluster). */
   readonly #nonces: RedisNonces
   #observer: CommandObserver | undefined
 
@@ -48,7 +48,8 @@ export class RedisStore implements Store {
     const options: RedisOptions = {
       enableAutoPipelining: true,
       // Already one call per event-loop turn (per slot on a cluster): a pipeline would only add cost.
-      autoPipeliningIgnoredCommands: ['macgateUseNonces'],
+      // (The stats script, many keys of one tag, is kept out too: the pipeline would group it by its first.)
+      autoPipeliningIgnoredCommands: ['macgateUseNonces', 'macgateNonceStats'],
       enableOfflineQueue: false,
       lazyConnect: true,
       commandTimeout,
@@ -65,7 +66,7 @@ export class RedisStore implements Store {
       const seeds = target.clusterNodes.map(parseNode)
       const cluster = new Cluster(seeds, {
         enableAutoPipelining: true,
-        autoPipeliningIgnoredCommands: ['macgateUseNonces'],
+        autoPipeliningIgnoredCommands: ['macgateUseNonces', 'macgateNonceStats'],
         enableOfflineQueue: false,
         lazyConnect: true,
         // The cluster client follows MOVED and a failover's new topology by itself.
