@@ -6,6 +6,7 @@ import { sendFailure } from './error-answers.js'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.js'
 import { pathOf } from './request-path.js'
 import { routeQuota } from './route-quota.js'
+import { openApiCors } from './cors.js'
 
 /** Keep-alive connections to the upstream, shared by every route (the bench's baseline uses the same). */
 export const UPSTREAM_POOL = { connections: 128, pipelining: 1, keepAliveTimeout: 60_000 }
@@ -61,7 +62,9 @@ export async function registerProxy (app: FastifyInstance, upstream: string, rul
   // Every method reaches routeCheck (the proxy's wildcard route) or, if no route has it, this.
   const notFound = notFoundFor(table)
   app.setNotFoundHandler(notFound)
+  const cors = openApiCors(app.macgate.cors, app.clientOrigins, headerOptions)
   await app.register(async function proxy (context) {
+    if (cors !== undefined) context.addHook('onSend', cors.answer)
     // One logger for every proxied request, quiet below warn: the proxy client's two info lines per
     // request stay out (access-log.ts writes the one that matters), and no child logger is made per
     // request (a per-route level would rebuild one's methods on every request).
@@ -72,6 +75,9 @@ export async function registerProxy (app: FastifyInstance, upstream: string, rul
     }
     // Callback style, so that Fastify runs it without a promise of its own: every request passes here.
     context.addHook('onRequest', function routeCheck (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) {
+      // A browser's request (Origin) to a route: its origin looked up, a preflight answered, then back here (cors.ts).
+      if (cors !== undefined && request.headers.origin !== undefined &&
+        cors.defer(request, reply, table.match(pathOf(request.url))?.rule.methods, () => { routeCheck.call(this, request, reply, done) }, done)) return
       const path = pathOf(request.url)
       const route = table.match(path)
       let refusal: Promise<unknown> | undefined

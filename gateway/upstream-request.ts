@@ -25,6 +25,11 @@ export interface UpstreamHeaderOptions {
 const DROPPED = new Set([...HOP_BY_HOP, 'expect', 'authorization', ...FORWARDING])
 const DROPPED_AND_OVERRIDES = new Set([...DROPPED, ...METHOD_OVERRIDE_HEADERS])
 
+/** Whether a request header of this (lower-case) name can reach the upstream at all: what a preflight may grant. */
+export function isForwarded (name: string, { forwardMethodOverride }: UpstreamHeaderOptions): boolean {
+  return !(forwardMethodOverride ? DROPPED : DROPPED_AND_OVERRIDES).has(name) && !claimsIdentity(name)
+}
+
 /** The identity's scope as a header value, made once per identity (a cached token shares one). */
 const scopeValues = new WeakMap<MacIdentity, string>()
 function scopeValue (identity: MacIdentity): string {

@@ -16,6 +16,8 @@ import { watchQuotaRefusals } from './mac/quota-refusals.js'
 import { authorizeRoutes } from './oauth/authorize-endpoint.js'
 import { standardRoutes } from './oauth/standard-endpoints.js'
 import { tokenRoutes } from './oauth/token-endpoint.js'
+import { ClientOrigins } from './oauth/client-origins.js'
+import { TokenEndpointCors } from './oauth/token-cors.js'
 import { rateLimitBackend } from './store/rate-limit.js'
 
 export type { MacgateOptions, MacgateConfig, MacgateSettings } from './config/options.js'
@@ -28,8 +30,10 @@ export { compileValidator, SchemaError } from './core/schema.js'
 export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope.js'
 export { MemoryStore } from './store/memory.js'
 export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/redis.js'
-export type { ClientRecord, Store, UserRecord } from './store/store.js'
+export type { ClientChanges, ClientRecord, OriginClient, Store, UserRecord } from './store/store.js'
 export type { MacIdentity } from './mac/verify.js'
+export type { ClientOrigins, OriginClients } from './oauth/client-origins.js'
+export { allowOrigin, allowPreflight, dropCorsHeaders, EXPOSED_HEADERS, isPreflight, requestedHeaders, varyOnOrigin } from './core/cors.js'
 export { AuditEvents, type AuditEvent, type AuditEventMap, type AuditEventType } from './core/events.js'
 export { Metrics, type VerificationOutcome } from './core/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
@@ -42,6 +46,8 @@ declare module 'fastify' {
     macgate: MacgateConfig
     /** The MAC verifier and its token cache, shared by every `macAuth` hook. */
     macVerifier: MacVerifier
+    /** Which clients registered a browser origin, for CORS decisions (cached with Redis, `defaults.originCache`). */
+    clientOrigins: ClientOrigins
     /** An `onRequest` hook admitting only MAC-signed requests with the given scopes. */
     macAuth (options?: MacAuthOptions): MacAuthHook
   }
@@ -99,6 +105,8 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   await verifier.cache.ready
   fastify.decorate('macVerifier', verifier)
   watchQuotaRefusals(verifier.quotas, config.metrics.registry, config.events)
+  const origins = new ClientOrigins(config.store, config.corsOriginCacheMs)
+  fastify.decorate('clientOrigins', origins)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, config.metrics.verifications, authOptions))
   observeStore(config)
   config.metrics.watchTokenCache(verifier.cache)
@@ -109,8 +117,9 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
     // Counted in the store itself: every instance together, and an outage is the store's 503.
     await endpoints.register(fastifyRateLimit, { global: false, store: rateLimitBackend(config.store) })
     await endpoints.register(async (context) => await pages(context, config))
-    await endpoints.register(async (context) => { tokenRoutes(context, config) })
-    await endpoints.register(async (context) => { standardRoutes(context, config) })
+    const cors = new TokenEndpointCors(origins)
+    await endpoints.register(async (context) => { tokenRoutes(context, config, cors) })
+    await endpoints.register(async (context) => { standardRoutes(context, config, cors) })
   })
 }
 

@@ -44,6 +44,10 @@ export interface MacgateSettings {
   macQueryVariants?: boolean
   /** The verifier's token LRU. */
   tokenCache?: { max?: number, maxAgeMs?: number, negativeTtlMs?: number }
+  /** Answer CORS for the registered clients' origins (contract §11); false: no CORS header anywhere. Default on. */
+  cors?: boolean
+  /** With Redis: how long, in ms, an origin's clients are kept in process before a store read again (0: every time). */
+  corsOriginCacheMs?: number
 }
 
 export interface MacgateOptions extends MacgateSettings {
@@ -79,6 +83,8 @@ export interface MacgateConfig {
   nonceSkewMinutes: number
   macQueryVariants: boolean
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
+  cors: boolean
+  corsOriginCacheMs: number
   clock: () => number
 }
 
@@ -120,6 +126,8 @@ export const settingsSchema = {
     issuer: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
     nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
     macQueryVariants: { type: 'boolean', default: defaults.macQueryVariants },
+    cors: { type: 'boolean', default: defaults.cors },
+    corsOriginCacheMs: { type: 'integer', minimum: 0, maximum: 300_000, default: defaults.originCache.ttlMs },
     tokenCache: {
       type: 'object',
       additionalProperties: false,

@@ -23,6 +23,16 @@ export const defaults = {
   nonceSkewMinutes: 5,
   /** Accept the other SDKs' query forms too (contract §6). */
   macQueryVariants: true,
+  /** Answer browsers' CORS on the open API and, for public clients, the token endpoint (contract §11). */
+  cors: true,
+  /** Which clients registered an origin, as the CORS checks read it (Redis only; the embedded store is asked each time). */
+  originCache: {
+    max: 10_000,
+    /** ms (the `corsOriginCacheMs` setting): an origin registered or removed on another instance counts here within this time. */
+    ttlMs: 10_000
+  },
+  /** Seconds a browser may keep a preflight's answer (browsers cap it: Chromium at 7200). */
+  corsMaxAge: 600,
   tokenCache: {
     /** Most tokens held; 0 turns the cache off. */
     max: 100_000,

@@ -3,6 +3,7 @@ import type { MacgateConfig } from '../config/options.js'
 import { single } from '../core/params.js'
 import { sendStandardJson } from './standard-replies.js'
 import { findToken, readTokenRequest } from './token-lookup.js'
+import { servedClient, type TokenEndpointCors } from './token-cors.js'
 
 /**
  * RFC 7009 revocation, in this order: the client authenticates (as at the token endpoint, a
@@ -12,11 +13,12 @@ import { findToken, readTokenRequest } from './token-lookup.js'
  * a client revoking its access does not mean to keep refreshing it). The revoking script announces
  * it, so every gateway instance drops the access token from its cache. 200 whatever was found: an
  * unknown, expired or other client's token tells the caller nothing, and another client's is left
- * alone.
+ * alone. A public client's app may call it from its origin (CORS as at the token endpoint).
  */
-export function revocationRoute (fastify: FastifyInstance, config: MacgateConfig): void {
-  fastify.post('/oauth2/revoke', async (request, reply) => {
+export function revocationRoute (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
+  fastify.post('/oauth2/revoke', { ...cors.hooks(config) }, async (request, reply) => {
     const { client, token, params } = await readTokenRequest(config, request, { allowPublic: true })
+    servedClient(request, client)
     const found = await findToken(config, token, single(params, 'token_type_hint'))
     if (found !== undefined && found.record.clientId === client.id) {
       await config.store.revokeGrant(found.grantId)

@@ -6,9 +6,10 @@ import { introspectionRoute } from './introspection-endpoint.js'
 import { metadataRoute } from './metadata-endpoint.js'
 import { revocationRoute } from './revocation-endpoint.js'
 import { sendStandardError } from './standard-replies.js'
+import type { TokenEndpointCors } from './token-cors.js'
 
 /** The RFC endpoints beside the Xiaomi ones (contract §10), with their own error form. */
-export function standardRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+export function standardRoutes (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'standard endpoint failed')
@@ -16,6 +17,6 @@ export function standardRoutes (fastify: FastifyInstance, config: MacgateConfig)
     return await sendStandardError(reply, failure)
   })
   metadataRoute(fastify, config)
-  revocationRoute(fastify, config)
+  revocationRoute(fastify, config, cors)
   introspectionRoute(fastify, config)
 }

@@ -5,6 +5,7 @@ import type { MacgateConfig } from '../config/options.js'
 import { authenticateClient, usesBasicAuth } from './client-auth.js'
 import { exchangeCode } from './grants/code.js'
 import { refreshTokens } from './grants/refresh.js'
+import { servedClient, type TokenEndpointCors } from './token-cors.js'
 import { queryOf, single, type Params } from '../core/params.js'
 
 const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
@@ -23,7 +24,8 @@ function paramsOf (request: FastifyRequest): Params {
 }
 
 /** /oauth2/token: client authentication, then the grant's handler; every body `&&&START&&&`-prefixed. */
-export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
+  const corsHooks = cors.hooks(config)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'token endpoint failed')
@@ -38,6 +40,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
     url: '/oauth2/token',
     // A HEAD would run the GET handler: spend the code and throw the token set away.
     exposeHeadRoute: false,
+    ...corsHooks,
     handler: async (request, reply) => {
       const params = paramsOf(request)
       const grantType = single(params, 'grant_type')
@@ -50,6 +53,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
       const client = await authenticateClient(config, request, params)
       // The GET form is the spec's, for its confidential SDKs: a browser app posts (RFC 6749 §3.2).
       if (client.public === true && request.method !== 'POST') throw errors.invalidRequest('a public client uses POST')
+      servedClient(request, client)
       const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
       config.metrics.tokenRequests.labels(grantType, 'issued').inc()
       return await sendTokenBody(reply, body)
@@ -59,7 +63,10 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig): v
   fastify.route({
     method: ['HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
     url: '/oauth2/token',
-    handler: async (_request, reply) => {
+    ...corsHooks,
+    handler: async (request, reply) => {
+      // A public client's app may ask first (contract §11); every other OPTIONS stays 405 (§9).
+      if (cors.allowsPreflight(request)) return await cors.sendPreflight(reply)
       reply.header('allow', 'GET, POST')
       throw errors.methodNotAllowed('use GET or POST')
     }
