@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { updateClient } from '../plugin/index.js'
 import { buildTestApp } from './helpers/app.js'
+import { startRedis } from './helpers/redis.js'
 import { liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.js'
 import { quotaUses } from '../gateway/commands/client-show.js'
 import type { RouteRule } from '../gateway/config.js'
@@ -101,3 +102,19 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal((await call(blocked, '/free/a')).statusCode, 200, 'only on routes with a quota')
   })
 }
+
+t.test('Redis stopped: a limited route answers 503 96000 with its policy; clients show\'s count fails as an outage', async (t) => {
+  const redis = await startRedis(t)
+  const upstream = await countingUpstream(t)
+  const { app, store } = await buildTestApp(t, { store: 'redis', redis, upstream: upstream.url, routes })
+  const tokens = await liveToken(app)
+  // The token is cached: the outage meets the counted nonce, not the token's read.
+  t.equal((await signedInject(app, { url: '/limited/a', token: tokens.accessToken, macKey: tokens.macKey })).statusCode, 200)
+  await redis.stop()
+  const down = await signedInject(app, { url: '/limited/a', token: tokens.accessToken, macKey: tokens.macKey })
+  t.equal(down.statusCode, 503)
+  t.equal(down.json().code, 96000)
+  t.equal(down.headers['ratelimit-policy'], '"per-minute";q=3;w=60')
+  await t.rejects(store.quotaUsed([`${tokens.clientId}:/limited/*`], 0), { code: 'OA_SERVICE_UNAVAILABLE' })
+  t.same(await store.quotaUsed([], 0), [], 'nothing asked, nothing sent')
+})
