@@ -5,8 +5,9 @@ import { createServer } from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { updateClient } from '../plugin/index.js'
-import { buildTestApp } from './helpers/app.js'
+import { grantAccessToken, updateClient } from '../plugin/index.js'
+import { MAX_LABELLED_CLIENTS } from '../plugin/mac/quota-refusals.js'
+import { addClient, buildTestApp } from './helpers/app.js'
 import { startRedis } from './helpers/redis.js'
 import { liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.js'
 import { quotaUses } from '../gateway/commands/client-show.js'
@@ -117,4 +118,20 @@ t.test('Redis stopped: a limited route answers 503 96000 with its policy; client
   t.equal(down.headers['ratelimit-policy'], '"per-minute";q=3;w=60')
   await t.rejects(store.quotaUsed([`${tokens.clientId}:/limited/*`], 0), { code: 'OA_SERVICE_UNAVAILABLE' })
   t.same(await store.quotaUsed([], 0), [], 'nothing asked, nothing sent')
+})
+
+t.test('the rejections metric names at most 100 clients; the rest are "other"', async (t) => {
+  const upstream = await countingUpstream(t)
+  const { app } = await buildTestApp(t, { upstream: upstream.url, routes: [{ path: '/limited/*', methods: ['GET'], scopes: [], match: 'all', quota: { perMinute: 0 } }] })
+  const clients: string[] = []
+  for (let i = 0; i <= MAX_LABELLED_CLIENTS; i++) {
+    const { clientId } = await addClient(app.macgate.store)
+    const { accessToken, macKey } = await grantAccessToken(app.macgate, { clientId, userId: 'u', scope: ['1'] })
+    t.equal((await signedInject(app, { url: '/limited/a', token: accessToken, macKey })).statusCode, 429)
+    clients.push(clientId)
+  }
+  const text = await app.macgate.metrics.registry.getSingleMetricAsString('macgate_quota_rejections_total')
+  t.match(text, `macgate_quota_rejections_total{client="${clients[0]!}"} 1`)
+  t.match(text, 'macgate_quota_rejections_total{client="other"} 1')
+  t.notMatch(text, clients[MAX_LABELLED_CLIENTS]!)
 })

@@ -1,5 +1,5 @@
 import type { ClientRecord, Store } from '../../plugin/index.js'
-import { ConfigError, loadConfig, type RouteRule } from '../config.js'
+import { loadConfig, type RouteRule } from '../config.js'
 import { withAdminStore } from './admin-store.js'
 import { OperatorError, parseCommand, UsageError } from './usage.js'
 
@@ -33,8 +33,7 @@ export async function show (args: string[]): Promise<void> {
   const { values, positionals } = parseCommand('clients show', { args, allowPositionals: true, options: { config: { type: 'string' }, json: { type: 'boolean' } } })
   if (positionals.length !== 1) throw new UsageError('clients show needs exactly one client id')
   const config = await loadConfig(values.config).catch((error: unknown) => {
-    if (error instanceof ConfigError) throw new OperatorError(error.message)
-    throw error
+    throw new OperatorError((error as Error).message)
   })
   await withAdminStore(async (store) => {
     const client = await store.getClient(positionals[0]!)

@@ -66,11 +66,6 @@ export class Quotas {
     this.#listener = listener
   }
 
-  /** The current window's number (for `clients show`). */
-  window (): number {
-    return Math.floor(this.#now() / WINDOW_MS)
-  }
-
   /** Counts a verified request's nonce against its client's quota on the route. */
   count (use: NonceUse, clientId: string, reading: QuotaReading): CountedUse | Promise<CountedUse> {
     const now = this.#now()

@@ -46,7 +46,8 @@ export const DENIALS = {
 
 /**
  * The check of one signed request, in Hawk's order: parse the header, look up the token, compute
- * and compare the mac in constant time, then freshness, query bindings and replay. Each failure
+ * and compare the mac in constant time, then freshness, query bindings and replay (on a route with
+ * a quota, the client's count with the nonce: over it, 429 and the nonce unspent). Each failure
  * is a named protocol error; nothing is written to the store before the mac is proven.
  */
 export class MacVerifier {
