@@ -11,7 +11,7 @@ import { addClient, buildTestApp } from './helpers/app.js'
 import { startRedis } from './helpers/redis.js'
 import { liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.js'
 import { quotaUses } from '../gateway/commands/client-show.js'
-import type { RouteRule } from '../gateway/config.js'
+import { ConfigError, parseConfig, type RouteRule } from '../gateway/config.js'
 
 /** An upstream that counts what reaches it. */
 async function countingUpstream (t: Test): Promise<{ url: string, hits: () => number }> {
@@ -134,4 +134,14 @@ t.test('the rejections metric names at most 100 clients; the rest are "other"', 
   t.match(text, `macgate_quota_rejections_total{client="${clients[0]!}"} 1`)
   t.match(text, 'macgate_quota_rejections_total{client="other"} 1')
   t.notMatch(text, clients[MAX_LABELLED_CLIENTS]!)
+})
+
+t.test('the config: a route\'s quota is perMinute, a whole number from 0', async (t) => {
+  const route = (quota: unknown): unknown => ({ routes: [{ path: '/a/*', quota }] })
+  t.same(parseConfig(route({ perMinute: 600 })).routes[0]!.quota, { perMinute: 600 })
+  t.same(parseConfig(route({ perMinute: 0 })).routes[0]!.quota, { perMinute: 0 }, '0 blocks')
+  t.throws(() => parseConfig(route({ perMinute: -1 })), ConfigError)
+  t.throws(() => parseConfig(route({ perMinute: 1.5 })), ConfigError)
+  t.throws(() => parseConfig(route({})), /perMinute/)
+  t.throws(() => parseConfig(route({ perMinute: 5, perDay: 9 })), ConfigError, 'no other window')
 })
