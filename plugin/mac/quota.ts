@@ -31,7 +31,7 @@ export class QuotaReading {
     this.limit = quota.perMinute
   }
 
-  /** `RateLimit` (draft-ietf-httpapi-ratelimit-headers-08 and later): what is left and when the window ends. */
+  /** What is left of the limit in the window: the `r` of the RateLimit field. */
   get remaining (): number {
     return Math.max(0, this.limit - this.used)
   }
