@@ -2,6 +2,7 @@
 // fields, the window opening on an injected clock, a client's own limit, 0, the unspent nonce of a
 // refused request, and what an operator sees (metric, audit event, `clients show`'s counts).
 import { createServer } from 'node:http'
+import { Redis } from 'ioredis'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
@@ -144,4 +145,26 @@ t.test('the config: a route\'s quota is perMinute, a whole number from 0', async
   t.throws(() => parseConfig(route({ perMinute: 1.5 })), ConfigError)
   t.throws(() => parseConfig(route({})), /perMinute/)
   t.throws(() => parseConfig(route({ perMinute: 5, perDay: 9 })), ConfigError, 'no other window')
+})
+
+t.test('one Redis: a limited route makes as many script calls a request as an unlimited one', async (t) => {
+  const redis = await startRedis(t)
+  const upstream = await countingUpstream(t)
+  const { app } = await buildTestApp(t, { store: 'redis', redis, upstream: upstream.url, routes: [{ ...routes[0]!, quota: { perMinute: 1000 } }, routes[2]!] })
+  const client = new Redis(redis.url)
+  t.teardown(() => client.disconnect())
+  const scriptCalls = async (): Promise<number> => {
+    const stats = await client.info('commandstats')
+    return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((total, [, calls]) => total + Number(calls), 0)
+  }
+  const tokens = await liveToken(app)
+  // Warm: the token in the LRU, the client's own limit read (once per 10 s, not per request).
+  for (const path of ['/limited/a', '/free/a']) t.equal((await signedInject(app, { url: path, token: tokens.accessToken, macKey: tokens.macKey })).statusCode, 200)
+  const perRoute: Record<string, number> = {}
+  for (const path of ['/limited/a', '/free/a']) {
+    const before = await scriptCalls()
+    for (let i = 0; i < 10; i++) t.equal((await signedInject(app, { url: path, token: tokens.accessToken, macKey: tokens.macKey })).statusCode, 200)
+    perRoute[path] = (await scriptCalls()) - before
+  }
+  t.same(perRoute, { '/limited/a': 10, '/free/a': 10 }, 'one script call a request on both')
 })
