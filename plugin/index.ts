@@ -34,6 +34,7 @@ export { Metrics, type VerificationOutcome } from './core/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
 export { changePassword, createUser, grantAccessToken, grantCode, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, type NewClient } from './admin.js'
 export type { UserGrant, Consent } from './store/store.js'
+export type { NonceStats, NonceUse } from './store/store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
