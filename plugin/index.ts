@@ -40,6 +40,7 @@ export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
 export type { RouteQuota } from './mac/quota.js'
 export { changePassword, createUser, grantAccessToken, grantCode, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.js'
 export type { UserGrant, Consent } from './store/store.js'
+export type { NonceStats, NonceUse } from './store/store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
