@@ -439,6 +439,9 @@ t.test('clients: a public client and allowed origins at registration; PATCH upda
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], public: true, resource_server: true }), 'a public resource server', /resource server/)
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], allowed_origins: ['https://cdn.example/'] }), 'an origin with a path', /allowed origin https:\/\/cdn\.example\/ must be an origin/)
   assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], allowed_origins: ['http://cdn.example'] }), 'an http origin off loopback', /loopback/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], allowed_origins: ['ftp://cdn.example'] }), 'not http(s)', /must be an origin/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], allowed_origins: ['not a url'] }), 'not a URL', /must be an origin/)
+  assertBadRequest(t, await call(admin, 'POST', '/admin/clients', { name: 'X', redirect_uris: [REDIRECT_URI], allowed_origins: [`https://${'a'.repeat(300)}.example`] }), 'too long', /at most 256 characters/)
   assertBadRequest(t, await call(admin, 'POST', `/admin/clients/${id}/secret`, {}), 'a public client has no secret to rotate', /public/)
 
   const updated = await call(admin, 'PATCH', `/admin/clients/${id}`, { allowed_origins: ['http://localhost:5173'], response_types: ['code', 'token'] })

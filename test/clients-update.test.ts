@@ -40,6 +40,7 @@ t.test('a public client with allowed origins, then updated; the refusals', async
     [['clients', 'update', id, '--allowed-origin', 'https://a.example/app'], /^macgate: allowed origin https:\/\/a\.example\/app must be an origin/],
     [['clients', 'update', '1000000000000000000', '--no-allowed-origins'], /^macgate: no client 1000000000000000000/],
     [['clients', 'rotate-secret', id], /^macgate: client \d+ is public: it has no secret/],
+    [['clients', 'update', id, ...Array.from({ length: 21 }, (_, n) => ['--allowed-origin', `https://o${n}.example`]).flat()], /^macgate: at most 20 allowed origins/],
     [['clients', 'add', '--name', 'X', '--redirect-uri', 'https://x.example/cb', '--public', '--resource-server'], /resource server/]
   ]
   for (const [args, message] of refusals) {

@@ -13,7 +13,7 @@ import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { buildGateway } from '../gateway/server.js'
 import { RedisStore } from '../plugin/store/redis.js'
-import { addClient, addUser, authorizeUrl, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
+import { addClient, addPublicClient, addUser, authorizeUrl, InjectBrowser, REDIRECT_URI, SPA_ORIGIN } from './helpers/app.js'
 import { API_HOST, defaultAuthorization, echoRoutes, hmac, liveToken, signedInject, signedString, type LiveTokens, type SignedParts } from './helpers/gateway.js'
 import { startRedis, type TestRedis } from './helpers/redis.js'
 
@@ -27,6 +27,13 @@ const RAW_TIMEOUT_MS = 5000
 const PREFIX = '&&&START&&&'
 const FORM = 'application/x-www-form-urlencoded'
 const REGISTERED_ORIGIN = new URL(REDIRECT_URI).origin
+// Origins browsers may send (contract §11): the confidential clients' (the tokens'), a public
+// client's (SPA_ORIGIN, the token endpoint's only CORS origin), and ones no client registered.
+const ORIGINS = [REGISTERED_ORIGIN, REGISTERED_ORIGIN, SPA_ORIGIN, SPA_ORIGIN, 'https://evil.example', 'null', 'https://app.example.com:443', 'HTTPS://APP.EXAMPLE.COM',
+  `${REGISTERED_ORIGIN}/`, `${SPA_ORIGIN}.evil.example`, 'x'.repeat(300), '*', 'ü', `${SPA_ORIGIN}, ${REGISTERED_ORIGIN}`]
+const REQUEST_METHODS = ['GET', 'POST', 'DELETE', 'OPTIONS', 'get', '', 'X'.repeat(100)]
+const REQUEST_HEADERS = ['authorization', 'authorization, content-type', 'Authorization,Content-Type,X-Trace', 'x-macgate-user-id, x_macgate_scope', 'connection, upgrade, te',
+  'x-http-method-override', 'x-forwarded-for, forwarded', ',,,', 'a b, c', 'X'.repeat(5000), Array.from({ length: 200 }, (_, n) => `x-${n}`).join(',')]
 const SECRET = 'fuzz-test-secret-0123456789abcdef'
 
 const totals = { requests: 0, started: Date.now() }
@@ -91,6 +98,8 @@ interface World {
   exit: Session
   /** Valid signed requests already answered, for replays. */
   sent: Array<{ method: string, url: string, authorization: string }>
+  /** A public client on SPA_ORIGIN. */
+  spa: string
 }
 
 interface Session { cookie: string, csrf: string }
@@ -127,7 +136,8 @@ async function provision (app: FastifyInstance): Promise<World> {
     const answer = await browser.decide(authorizeUrl({ client_id: spare.clientId, redirect_uri: REDIRECT_URI, response_type: 'code', scope: '1 3' }), 'allow')
     codes.push(new URL(String(answer.headers.location)).searchParams.get('code')!)
   }
-  return { main, spare, codes, session: { cookie: browser.cookie, csrf: browser.lastCsrf }, exit: { cookie: exit.cookie, csrf: exit.lastCsrf }, sent: [] }
+  const { clientId: spa } = await addPublicClient(app.macgate.store)
+  return { main, spare, codes, session: { cookie: browser.cookie, csrf: browser.lastCsrf }, exit: { cookie: exit.cookie, csrf: exit.lastCsrf }, sent: [], spa }
 }
 
 // ---- inject probes --------------------------------------------------------------------------
@@ -448,13 +458,38 @@ function pathProbe (g: Gen, world: World, label: string): Probe {
   return probe
 }
 
+/** A browser's request: a preflight or a call with an Origin, to the open API, the token endpoint or anywhere. */
+function corsProbe (g: Gen, world: World, label: string): Probe {
+  const target = g.chance(0.6) ? g.pick(API_TARGETS)[1] : g.chance(0.5) ? g.pick(['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect']) : randomPath(g)
+  const preflight = g.chance(0.7)
+  const probe = probeOf(g, label, preflight ? 'OPTIONS' : g.pick(['GET', 'POST', 'OPTIONS', 'PUT']), withQuery(target, g.chance(0.2) ? apiQuery(g, world) : ''))
+  probe.headers.host = API_HOST
+  if (g.chance(0.95)) probe.headers.origin = g.pick(ORIGINS)
+  if (preflight) {
+    if (g.chance(0.9)) probe.headers['access-control-request-method'] = g.pick(REQUEST_METHODS)
+    if (g.chance(0.6)) probe.headers['access-control-request-headers'] = g.pick(REQUEST_HEADERS)
+    // Browsers send none, but a preflight must spend nothing even when it carries a signature.
+    if (g.chance(0.1)) {
+      const nonce = nonceFor(g)
+      probe.headers.authorization = defaultAuthorization({ token: world.main.accessToken, nonce, mac: macOf(world.main, 'OPTIONS', probe.url, nonce) })
+    }
+  } else if (g.chance(0.5) && target.startsWith('/user/')) {
+    const nonce = nonceFor(g)
+    probe.headers.authorization = defaultAuthorization({ token: world.main.accessToken, nonce, mac: macOf(world.main, probe.method, probe.url, nonce) })
+  } else if (target === '/oauth2/token' && probe.method === 'POST') {
+    fuzzBody(g, probe, joinPairs(fuzzPairs(g, { grant_type: 'authorization_code', client_id: world.spa, redirect_uri: `${SPA_ORIGIN}/callback`, code: g.pick(world.codes), code_verifier: 'a'.repeat(43) })))
+  }
+  return probe
+}
+
 function healthProbe (g: Gen, _world: World, label: string): Probe {
   return probeOf(g, label, g.pick(['GET', 'GET', 'HEAD', 'POST']), withQuery('/healthz', g.chance(0.3) ? joinPairs(fuzzPairs(g, { a: 'b' })) : ''))
 }
 
 const FAMILIES: Array<[string, number, (g: Gen, world: World, label: string) => Probe]> = [
   ['authorize', 14, authorizeProbe], ['signin', 8, signInProbe], ['signout', 3, signOutProbe], ['token', 16, tokenProbe],
-  ['mac', 22, macProbe], ['valid', 12, validProbe], ['replay', 3, replayProbe], ['demo', 5, demoProbe], ['path', 14, pathProbe], ['health', 2, healthProbe]
+  ['mac', 22, macProbe], ['valid', 12, validProbe], ['replay', 3, replayProbe], ['demo', 5, demoProbe], ['path', 14, pathProbe], ['health', 2, healthProbe],
+  ['cors', 8, corsProbe]
 ]
 const TOTAL_WEIGHT = FAMILIES.reduce((sum, [, weight]) => sum + weight, 0)
 
@@ -469,6 +504,7 @@ function addNoise (g: Gen, probe: Probe, family: string): void {
   if (g.chance(0.06)) headers[g.pick(ODD_HEADER_NAMES)] = g.pick(HEADER_VALUES)
   if (g.chance(0.1)) Object.assign(headers, g.pick(HOP_BY_HOP))
   if (g.chance(0.05)) Object.assign(headers, g.pick(SPOOFS))
+  if (g.chance(0.05)) headers.origin = g.pick(ORIGINS)
   if (g.chance(0.03)) headers.cookie = g.pick(['macgate_session=garbage', 'macgate_session=', ...(big < 0.08 ? [] : [`macgate_session=${'A'.repeat(3000)}`]), '=;;;=', `${headers.cookie ?? ''}; macgate_session=x`])
   if (g.chance(0.02) && probe.payload === undefined) probe.payload = 'a=1'
 }
@@ -621,6 +657,32 @@ function gist (body: string): string {
   return String(json?.code ?? json?.error ?? json?.message ?? body.slice(0, 40)).replace(/:\/.*/, '')
 }
 
+/**
+ * Contract §11: CORS only for the Origin sent and only for a registered one (never `*`); the token
+ * endpoint's only for a public client's; a verified open API answer only for the token's client's;
+ * 204 only for a preflight, empty.
+ */
+function corsProblem (probe: Probe, answer: Answer, kind: Kind): string | undefined {
+  const allowed = answer.headers['access-control-allow-origin']
+  const origin = probe.headers.origin
+  if (answer.status === 204) {
+    if (probe.method !== 'OPTIONS' || origin === undefined || probe.headers['access-control-request-method'] === undefined) return '204 for what is not a preflight'
+    if (answer.body !== '') return 'a preflight answer with a body'
+  }
+  if (allowed === undefined) {
+    if (answer.headers['access-control-allow-methods'] !== undefined || answer.headers['access-control-allow-headers'] !== undefined) return 'Access-Control-Allow-* without an allowed origin'
+    return undefined
+  }
+  if (allowed !== origin) return `Access-Control-Allow-Origin ${String(allowed).slice(0, 40)} for Origin ${String(origin).slice(0, 40)}`
+  if (origin !== REGISTERED_ORIGIN && origin !== SPA_ORIGIN) return `CORS for an unregistered origin ${origin.slice(0, 40)}`
+  if (!/\bOrigin\b/.test(String(answer.headers.vary))) return 'CORS without Vary: Origin'
+  if (kind === 'token' && origin !== SPA_ORIGIN) return 'token endpoint CORS for a confidential client\'s origin'
+  if (kind === 'api' && answer.status === 200 && origin !== REGISTERED_ORIGIN) return 'a verified answer readable from another client\'s origin'
+  const allowedHeaders = String(answer.headers['access-control-allow-headers'] ?? '')
+  if (/x-macgate|x_macgate|connection|upgrade|forwarded|method-override|(^|, )te(,|$)/i.test(allowedHeaders)) return `a preflight allowed ${allowedHeaders.slice(0, 80)}`
+  return undefined
+}
+
 /** What is wrong with one answer, or undefined. */
 function judge (probe: Probe, answer: Answer, outage: boolean): Problem | undefined {
   const kind = kindOf(probe.method, probe.url)
@@ -631,6 +693,9 @@ function judge (probe: Probe, answer: Answer, outage: boolean): Problem | undefi
     if (answer.status !== 503) return say('5xx', `status ${answer.status}`)
     if (!outage) return say('5xx', '503 without an outage')
   }
+  const cors = corsProblem(probe, answer, kind)
+  if (cors !== undefined) return say('cors', cors)
+  if (answer.status === 204) return undefined // a preflight's answer, judged just now
   const problem = kind === 'any'
     ? (Object.values(SHAPES).every((shape) => shape(probe.method, answer) !== undefined) ? 'no endpoint\'s shape' : undefined)
     : SHAPES[kind](probe.method, answer)
@@ -649,6 +714,7 @@ function judge (probe: Probe, answer: Answer, outage: boolean): Problem | undefi
 /** Which kind of answer this is, for the check that the fuzz reached past the first checks. */
 function reachedOf (kind: Kind, answer: Answer): string | undefined {
   const { status, body } = answer
+  if (status === 204 && answer.headers['access-control-allow-origin'] !== undefined) return kind === 'token' ? 'token preflight allowed' : 'preflight allowed'
   if (kind === 'token') return status === 200 ? 'token success' : status === 400 || status === 401 ? 'token error' : undefined
   if (kind === 'page') {
     if (String(answer.headers.location ?? '').startsWith(`${REDIRECT_URI}?`)) return 'redirect to the client'
@@ -658,7 +724,7 @@ function reachedOf (kind: Kind, answer: Answer): string | undefined {
   if (kind === 'api') return status === 200 ? 'api served' : status === 401 ? 'api refused' : status === 429 ? 'api over quota' : undefined
   return undefined
 }
-const REACHED = ['token success', 'token error', 'redirect to the client', 'consent page', 'error page', 'api served', 'api refused', 'api over quota']
+const REACHED = ['token success', 'token error', 'redirect to the client', 'consent page', 'error page', 'api served', 'api refused', 'api over quota', 'preflight allowed', 'token preflight allowed']
 
 /** A failure: its category, a key naming the kind of problem (for grouping), and the request and answer. */
 type Problem = [category: string, key: string, detail: string]
@@ -690,7 +756,7 @@ class Tally {
     const listed = (category: string): string[] => [...this.problems.get(category)?.values() ?? []].map(({ count, example }) => `${count}x ${example}`)
     // FUZZ_REPORT=<file> writes one example of every kind of failure, not only the first eight.
     if (process.env.FUZZ_REPORT !== undefined) appendFileSync(process.env.FUZZ_REPORT, JSON.stringify({ what, problems: Object.fromEntries([...this.problems.keys()].map((category) => [category, listed(category)])) }, null, 1) + '\n')
-    const categories = ['5xx', 'page', 'token', 'api', 'health', 'standard', 'icon', 'any', 'valid', 'replay', 'binding', 'upstream', 'raw', 'hang']
+    const categories = ['5xx', 'page', 'token', 'api', 'health', 'standard', 'icon', 'any', 'valid', 'replay', 'binding', 'upstream', 'cors', 'raw', 'hang']
     for (const category of categories) {
       const found = listed(category)
       const total = found.reduce((sum, line) => sum + parseInt(line, 10), 0)
@@ -713,6 +779,7 @@ function describe (category: string): string {
     replay: 'replayed nonces are refused',
     binding: 'a token or clientId parameter that does not match is refused, however encoded',
     upstream: 'the upstream sees the gateway\'s identity only',
+    cors: 'CORS only for the Origin sent, when registered, by contract §11; 204 only for preflights',
     raw: 'raw socket answers are Node\'s 4xx, a closed connection, or well-formed',
     hang: 'no raw request hangs'
   }[category] ?? category

@@ -27,11 +27,13 @@ const DEFAULTS = {
   refreshTokenTtl: 315_360_000,
   signInRateLimit: 10,
   clientAuthRateLimit: { perClient: 10, perAddress: 50 },
-  secureCookies: false
+  secureCookies: false,
+  cors: true,
+  corsOriginCacheMs: 10_000
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache, cors, corsOriginCacheMs)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {

@@ -9,7 +9,7 @@ import { dirname } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { RedisStore, RegistrationError, ScopeRegistry, registerClient, type ClientRecord } from '../plugin/index.js'
-import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, obtainCode, REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
+import { addClient, addPublicClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, obtainCode, REDIRECT_URI, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
 import { liveToken, openApiError, signedInject } from './helpers/gateway.js'
 import { startRedis } from './helpers/redis.js'
 import { cli, cliEnv } from './helpers/cli.js'
@@ -242,6 +242,38 @@ t.test('client authentication throttle with tokenErrorStatus: 200', async (t) =>
   assertTokenError(t, await tokenFrom(app, codeParams({ ...client, clientSecret: 'wrong' }, 'c')), 96003, 200)
   // The option answers every token error with 200, this one included; Retry-After stays.
   assertThrottled(t, await tokenFrom(app, codeParams(client, 'c')), 200)
+})
+
+// --- browsers (contract §11) ------------------------------------------------------------------------
+
+t.test('a preflight is never verified: no verification counted, no nonce spent on Redis, even when signed', async (t) => {
+  const { app } = await buildTestApp(t, { store: 'redis' })
+  const live = await liveToken(app)
+  const counted = (): number => Object.values(app.macgate.metrics.verifications).reduce((sum, count) => sum + count, 0)
+  const before = counted()
+  const nonce = `${Date.now()}:${Math.floor(Date.now() / 60_000)}`
+  const preflight = await signedInject(app, { method: 'OPTIONS', url: '/user/profile', token: live.accessToken, macKey: live.macKey, nonce, headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' } })
+  t.equal(preflight.statusCode, 204)
+  t.equal(counted(), before, 'the verifier never saw it')
+  const call = await signedInject(app, { url: '/user/profile', token: live.accessToken, macKey: live.macKey, nonce, headers: { origin: 'https://app.example.com' } })
+  t.equal(call.statusCode, 200, 'its nonce still unspent')
+  t.equal(counted(), before + 1)
+})
+
+t.test('a throttled token request from a public client\'s page can read the wait', async (t) => {
+  const { app, store } = await buildTestApp(t, { clientAuthRateLimit: { perClient: 100, perAddress: 1 } })
+  const spa = await addPublicClient(store)
+  const unknown = { clientId: '1234567890123456789', clientSecret: 'x' }
+  assertTokenError(t, await tokenFrom(app, codeParams(unknown, 'c'), '10.3.3.3'), 96001, 401)
+  const response = await app.inject({
+    method: 'POST', url: '/oauth2/token', remoteAddress: '10.3.3.3',
+    payload: new URLSearchParams({ grant_type: 'authorization_code', client_id: spa.clientId, redirect_uri: SPA_REDIRECT_URI, code: 'c', code_verifier: 'v'.repeat(43) }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: SPA_ORIGIN }
+  })
+  t.equal(response.statusCode, 429, 'a public client is throttled by address like any')
+  t.equal(response.headers['access-control-allow-origin'], SPA_ORIGIN)
+  t.match(response.headers['access-control-expose-headers'], /Retry-After/)
+  t.match(response.headers['retry-after'], /^\d+$/)
 })
 
 // --- the sample open API ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import {
   addClient, addPublicClient, addUser, authorizeAndAllow, buildTestApp, callToken, InjectBrowser, REDIRECT_URI, SPA_REDIRECT_URI
 } from './helpers/app.js'
 import { assertTokenError, assertTokenSet, codeParams } from './helpers/token-checks.js'
+import { grantCode } from '../plugin/index.js'
 
 const STORES = ['memory', 'redis'] as const
 
@@ -61,6 +62,11 @@ t.test('a public client must use PKCE: no challenge is refused at authorize, no 
   assertTokenError(t, await callToken(app, noVerifier, { method: 'POST' }), 96004, 400, 'code_verifier is required')
   assertTokenError(t, await callToken(app, { ...noVerifier, code_verifier: pkce().verifier }, { method: 'POST' }), 96004, 400, 'code_verifier does not match')
   assertTokenSet(t, await callToken(app, publicCodeParams(spa.clientId, code!, verifier), { method: 'POST' }), { scope: '1 3' })
+
+  // A code issued to it without a challenge (an operator's grantCode) is not redeemed at all.
+  const seeded = await grantCode(app.macgate, { clientId: spa.clientId, userId: 'u1', scope: ['1'], redirectUri: SPA_REDIRECT_URI })
+  const { code_verifier: _none, ...seededParams } = publicCodeParams(spa.clientId, seeded, verifier)
+  assertTokenError(t, await callToken(app, seededParams, { method: 'POST' }), 96004, 400, 'a public client\'s code needs a code_challenge')
 })
 
 t.test("a public client's code is not redeemed with a confidential client's parameters, nor the reverse", async (t) => {

@@ -126,8 +126,6 @@ export const settingsSchema = {
     issuer: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
     nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
     macQueryVariants: { type: 'boolean', default: defaults.macQueryVariants },
-    cors: { type: 'boolean', default: defaults.cors },
-    corsOriginCacheMs: { type: 'integer', minimum: 0, maximum: 300_000, default: defaults.originCache.ttlMs },
     tokenCache: {
       type: 'object',
       additionalProperties: false,
@@ -137,7 +135,9 @@ export const settingsSchema = {
         maxAgeMs: { type: 'integer', minimum: 1, default: defaults.tokenCache.maxAgeMs },
         negativeTtlMs: { type: 'integer', minimum: 1, default: defaults.tokenCache.negativeTtlMs }
       }
-    }
+    },
+    cors: { type: 'boolean', default: defaults.cors },
+    corsOriginCacheMs: { type: 'integer', minimum: 0, maximum: 300_000, default: defaults.originCache.ttlMs }
   }
 } as const
 
