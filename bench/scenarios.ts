@@ -107,6 +107,18 @@ function signedBy (gateway: Gateway): NonNullable<Scenario['setupRequest']> {
   return signed(base(gateway), PATH, gateway.ready)
 }
 
+/**
+ * 4q: scenario 4 on a route with a quota never reached (bench/target.ts, QUOTA_ROUTE): the counter
+ * rides in the nonce batch's script call, so its ratio stays within 0.02 of 4's.
+ */
+function quotaScenario ({ onRedis }: Bench): Scenario {
+  const path = '/quota/profile'
+  return {
+    id: '4q', name: 'gateway, Redis nonces, route with a quota', target: onRedis, path, setupRequest: signed(base(onRedis), path, onRedis.ready), onRedis: true,
+    goals: [valueGoal('a quota costs at most 0.02 of the best-of ratio: 4q ÷ 2 − 4 ÷ 2', '≥', -0.02, (own, results) => (own.bestRatio ?? Number.NaN) - (resultOf(results, '4').bestRatio ?? Number.NaN))]
+  }
+}
+
 /** Rejections must cost no more CPU than the cheaper of the two successful checks (3 and 4). */
 function cheaperThanSuccess (name: string): ValueGoal {
   const successCpu = (results: Results): number => Math.min(resultOf(results, '3').cpuPerRequest, resultOf(results, '4').cpuPerRequest)
@@ -165,6 +177,7 @@ export function throughputScenarios (bench: Bench, population: Credentials[]): S
     { id: BASELINE_ID, name: 'plain proxy (baseline)', target: proxy, setupRequest: signedFor(proxy, bench) },
     { id: '3', name: 'gateway, hot LRU, embedded nonces', target: memory, setupRequest: signedBy(memory), goals: [ratioGoal('MAC check, hot LRU', 0.92)] },
     { id: '4', name: 'gateway, Redis nonces', target: onRedis, setupRequest: signedBy(onRedis), onRedis: true, goals: [ratioGoal('shared Redis nonce check', 0.88)] },
+    quotaScenario(bench),
     { id: '5', name: 'gateway, no LRU (cold path)', target: cold, setupRequest: signedBy(cold), onRedis: true, goals: [ratioGoal('cold path', 0.70)] },
     {
       id: '6a', name: 'rejection: bad MAC, valid token', target: onRedis, setupRequest: badMac(base(onRedis), PATH, onRedis.ready), onRedis: true,

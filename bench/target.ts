@@ -61,10 +61,13 @@ async function buildPlainProxy (withHook = false): Promise<FastifyInstance> {
   return app
 }
 
+/** Scenario 4q's route (README, "Quotas"): a quota so high it never refuses, counted on every request. */
+const QUOTA_ROUTE = { path: '/quota/*', methods: ['GET'], scopes: ['1'], match: 'all' as const, quota: { perMinute: 1_000_000_000 } }
+
 async function buildTarget (store: Store, lruMax: number): Promise<FastifyInstance> {
   return await buildGateway({
     store,
-    config: { upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'], match: 'all' }], tokenCache: { max: lruMax, maxAgeMs: 300_000, negativeTtlMs: 10_000 } }
+    config: { upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'], match: 'all' }, QUOTA_ROUTE], tokenCache: { max: lruMax, maxAgeMs: 300_000, negativeTtlMs: 10_000 } }
   })
 }
 

@@ -18,6 +18,7 @@ const object = (properties: Record<string, unknown>, required: string[] = []) =>
 
 const redirectUris = { type: 'array', minItems: 1, maxItems: 20, items: text }
 const allowedOrigins = { type: 'array', maxItems: 20, items: text }
+const quotaPerMinute = { type: 'integer', minimum: 0, maximum: 1_000_000_000 }
 const responseTypes = { type: 'array', minItems: 1, items: { enum: ['code', 'token'] } }
 
 const schemas = {
@@ -30,10 +31,11 @@ const schemas = {
     public: { type: 'boolean' },
     allowed_origins: allowedOrigins,
     resource_server: { type: 'boolean' },
-    mac_algorithm: { enum: ['HmacSha1', 'HmacSha256'] }
+    mac_algorithm: { enum: ['HmacSha1', 'HmacSha256'] },
+    quota_per_minute: quotaPerMinute
   }, ['name', 'redirect_uris']),
   // A field given replaces the registered one; at least one is given.
-  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes }), minProperties: 1 },
+  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, quota_per_minute: quotaPerMinute }), minProperties: 1 },
   rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
   newUser: object({ username: text, password }, ['username', 'password']),
   newPassword: object({ password }, ['password'])
@@ -52,6 +54,7 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
     allowed_origins: client.allowedOrigins ?? [],
     resource_server: client.resourceServer === true,
     mac_algorithm: client.macAlgorithm ?? 'HmacSha1',
+    ...(client.quotaPerMinute !== undefined && { quota_per_minute: client.quotaPerMinute }),
     ...(client.previousSecretUntil !== undefined && client.previousSecretUntil > Date.now() && { previous_secret_until: new Date(client.previousSecretUntil).toISOString() }),
     created_at: new Date(client.createdAt).toISOString()
   }
@@ -76,7 +79,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
 
   app.get('/admin/clients', async () => (await store.listClients()).map(clientView))
 
-  app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, public?: boolean, allowed_origins?: string[], resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256' } }>(
+  app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, public?: boolean, allowed_origins?: string[], resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256', quota_per_minute?: number } }>(
     '/admin/clients', { schema: { body: schemas.newClient } }, async (request, reply) => {
       const body = request.body
       const { client, clientSecret } = await registerClient(store, registry, {
@@ -88,19 +91,21 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
         ...(body.public !== undefined && { public: body.public }),
         ...(body.allowed_origins !== undefined && { allowedOrigins: body.allowed_origins }),
         ...(body.resource_server !== undefined && { resourceServer: body.resource_server }),
-        ...(body.mac_algorithm !== undefined && { macAlgorithm: body.mac_algorithm })
+        ...(body.mac_algorithm !== undefined && { macAlgorithm: body.mac_algorithm }),
+        ...(body.quota_per_minute !== undefined && { quotaPerMinute: body.quota_per_minute })
       }, events)
       // A public client has no secret: the answer has no client_secret field at all.
       return await reply.code(201).send({ ...clientView(client), ...(clientSecret !== undefined && { client_secret: clientSecret }) })
     })
 
-  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'> } }>(
+  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, quota_per_minute?: number } }>(
     '/admin/clients/:clientId', { schema: { body: schemas.clientUpdate } }, async (request) => {
       const body = request.body
       const update: ClientUpdate = {
         ...(body.redirect_uris !== undefined && { redirectUris: body.redirect_uris }),
         ...(body.allowed_origins !== undefined && { allowedOrigins: body.allowed_origins }),
-        ...(body.response_types !== undefined && { responseTypes: body.response_types })
+        ...(body.response_types !== undefined && { responseTypes: body.response_types }),
+        ...(body.quota_per_minute !== undefined && { quotaPerMinute: body.quota_per_minute })
       }
       return clientView(await updateClient(store, request.params.clientId, update, events))
     })

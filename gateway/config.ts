@@ -11,6 +11,8 @@ export interface RouteRule {
   upstream?: string | string[]
   /** This route's upstream timeouts; each one left out is the gateway-wide one. */
   timeouts?: Partial<UpstreamTimeouts>
+  /** Verified requests allowed per client and minute, over every instance (README, "Quotas"). */
+  quota?: { perMinute: number }
 }
 
 /** How long the gateway waits on an upstream, in milliseconds. */
@@ -96,7 +98,13 @@ const schema = {
           scopes: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' }, default: [] },
           match: { enum: ['all', 'any'], default: 'all' },
           upstream: upstreamSchema,
-          timeouts: { type: 'object', additionalProperties: false, properties: timeoutProperties }
+          timeouts: { type: 'object', additionalProperties: false, properties: timeoutProperties },
+          quota: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['perMinute'],
+            properties: { perMinute: { type: 'integer', minimum: 0, maximum: 1_000_000_000 } }
+          }
         }
       }
     },

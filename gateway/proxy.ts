@@ -6,6 +6,7 @@ import type { RouteRule, UpstreamPoolSettings, UpstreamTimeouts } from './config
 import { sendFailure } from './error-answers.js'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.js'
 import { pathOf } from './request-path.js'
+import { routeQuota } from './route-quota.js'
 import { openApiCors } from './cors.js'
 import { FailureLog } from './upstreams/failure-log.js'
 import { registerUpstreamMetrics } from './upstreams/metrics.js'
@@ -117,7 +118,7 @@ export interface ProxyOptions {
 /** Proxies the configured routes to their upstreams, each behind a MAC check with its scopes. */
 export async function registerProxy (app: FastifyInstance, { upstream, routes: rules, headerOptions, timeouts, upstreamPool, logging, parts = {} }: ProxyOptions): Promise<void> {
   const upstreams = new Upstreams({ timeouts, upstreamPool }, new FailureLog(logging ? app.log : undefined))
-  const table = new RouteTable(rules, (rule) => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
+  const table = new RouteTable(rules, (rule) => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule) }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
   upstreams.watch()
   app.addHook('onClose', async () => await upstreams.close())
   registerUpstreamMetrics(app.macgate.metrics.registry, () => upstreams.all)

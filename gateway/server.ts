@@ -37,6 +37,8 @@ export interface GatewayOptions {
   logger?: FastifyServerOptions['logger']
   /** A registered client the /demo page plays. */
   demo?: DemoClient
+  /** The quotas' clock (tests step it); default Date.now. */
+  clock?: () => number
   /**
    * For the benchmark's ladder only (bench/ladder.ts): turns parts of the proxied requests' path
    * off, to measure what each costs. Never set in a deployment: with `macCheck` off nothing is checked.
@@ -67,7 +69,7 @@ async function startSampleUpstream (app: FastifyInstance): Promise<string> {
 }
 
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
-export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {} }: GatewayOptions): Promise<FastifyInstance> {
+export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
   const app = Fastify({
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
@@ -94,7 +96,7 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
   const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, ...settings } = config
-  await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }) })
+  await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
   registerHealth(app, store)
   if (hotPath.requestMetrics !== false) registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)

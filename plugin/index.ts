@@ -12,6 +12,7 @@ import { parseForm } from './core/params.js'
 import { securityHeaders, sendErrorPage } from './core/replies.js'
 import { macAuthHook, type MacAuthHook, type MacAuthOptions } from './mac/hook.js'
 import { MacVerifier, type MacIdentity } from './mac/verify.js'
+import { watchQuotaRefusals } from './mac/quota-refusals.js'
 import { authorizeRoutes } from './oauth/authorize-endpoint.js'
 import { standardRoutes } from './oauth/standard-endpoints.js'
 import { standardTokenRoutes } from './oauth/standard-token-endpoint.js'
@@ -37,8 +38,10 @@ export { allowOrigin, allowPreflight, dropCorsHeaders, EXPOSED_HEADERS, isPrefli
 export { AuditEvents, type AuditEvent, type AuditEventMap, type AuditEventType } from './core/events.js'
 export { Metrics, type VerificationOutcome } from './core/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
+export type { RouteQuota } from './mac/quota.js'
 export { changePassword, createUser, grantAccessToken, grantCode, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.js'
 export type { UserGrant, Consent } from './store/store.js'
+export type { NonceStats, NonceUse } from './store/store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -89,7 +92,8 @@ async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<
 
 /** The store's part of the metrics: command latency, and what the revocation channel delivers. */
 function observeStore ({ store, metrics }: MacgateConfig): void {
-  store.observeCommands?.((command, seconds, failed) => metrics.storeCommands.labels(command, failed ? 'error' : 'ok').observe(seconds))
+  store.observeCommands?.((command, seconds, failed) => metrics.observeStoreCommand(command, seconds, failed))
+  metrics.watchNonces(async () => await store.nonceStats())
   store.onRevocation((hashes) => {
     if (hashes === null) metrics.cacheFlushes.inc()
     else metrics.revocationsReceived.inc(hashes.length)
@@ -102,6 +106,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   const verifier = new MacVerifier(config.store, config.secret, config)
   await verifier.cache.ready
   fastify.decorate('macVerifier', verifier)
+  watchQuotaRefusals(verifier.quotas, config.metrics.registry, config.events)
   const origins = new ClientOrigins(config.store, config.corsOriginCacheMs)
   fastify.decorate('clientOrigins', origins)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, config.metrics.verifications, authOptions))

@@ -17,6 +17,7 @@ import { AuditEvents, MemoryStore, RegistrationError, ScopeRegistry } from '../p
 import { cliEnv, type Run } from './helpers/cli.js'
 import { runInProcess } from './helpers/in-process.js'
 import { freePort, startRedis } from './helpers/redis.js'
+import { nonceUse } from './helpers/store-suite.js'
 
 const HINT = 'Run `macgate help` for usage.\n'
 
@@ -45,9 +46,9 @@ t.test('stores: MACGATE_MAX_NONCES, REDIS_URL and REDIS_CLUSTER_NODES as given',
     const store = await openStore({ MACGATE_MAX_NONCES: '2' })
     t.teardown(async () => await store.close())
     t.equal(store.kind, 'memory')
-    t.equal(store.useNonce('a'.repeat(16), 'n1', 60), true)
-    t.equal(store.useNonce('a'.repeat(16), 'n2', 60), true)
-    t.throws(() => store.useNonce('a'.repeat(16), 'n3', 60), /nonce store is full/, 'a third pair is refused, not remembered past the bound')
+    t.equal(store.useNonce(nonceUse('a'.repeat(16), 'n1')), true)
+    t.equal(store.useNonce(nonceUse('a'.repeat(16), 'n2')), true)
+    t.throws(() => store.useNonce(nonceUse('a'.repeat(16), 'n3')), /nonce store is full/, 'a third pair is refused, not remembered past the bound')
     for (const value of ['0', '-3', '1.5', 'many', '', '9007199254740993']) {
       await t.rejects(openStore({ MACGATE_MAX_NONCES: value }), new RangeError(`MACGATE_MAX_NONCES must be a whole number of at least 1, not ${value}`), `MACGATE_MAX_NONCES=${value}`)
     }
@@ -221,8 +222,10 @@ t.test('users and clients: mistakes refused before the store; the commands\' out
     [['users', 'remove'], 'users remove needs exactly one username'],
     [['users', 'remove', 'bob', '--force'], 'Unknown option \'--force\' for users remove (it takes no options)'],
     [['users', 'remove', 'a', 'b'], 'users remove needs exactly one username'],
-    [['clients'], 'clients needs add, list, remove or rotate-secret'],
-    [['clients', 'show'], 'clients needs add, list, remove or rotate-secret, not show'],
+    [['clients'], 'clients needs add, list, show, update, remove or rotate-secret'],
+    [['clients', 'frob'], 'clients needs add, list, show, update, remove or rotate-secret, not frob'],
+    [['clients', 'show'], 'clients show needs exactly one client id'],
+    [['clients', 'add', '--name', 'N', '--redirect-uri', 'https://a.example/cb', '--quota-per-minute', 'lots'], '--quota-per-minute must be a whole number of requests (0 blocks), not lots'],
     [['clients', 'add', '--name', 'N'], 'clients add needs --redirect-uri'],
     [['clients', 'add', '--name', 'N', '--redirect-uri', 'https://a.example/cb', '--mac-algorithm', 'HmacMd5'], '--mac-algorithm must be HmacSha1 or HmacSha256, not HmacMd5'],
     [['clients', 'list', '--json=no'], 'clients list: Option \'--json\' does not take an argument'],

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { buildAdminServer, withProcessMetrics } from '../gateway/server.js'
 import { liveToken, signedInject } from './helpers/gateway.js'
+import { sampleRoutes } from '../gateway/config.js'
 import { buildTestApp } from './helpers/app.js'
 import { parseMetrics } from './helpers/metrics-text.js'
 
@@ -12,7 +13,9 @@ interface Panel { title: string, targets: Array<{ expr: string }> }
 const dashboard = JSON.parse(await readFile(new URL('../dashboards/macgate.json', import.meta.url), 'utf8')) as { panels: Panel[], templating: { list: Array<{ name: string }> } }
 
 t.test('every metric and label the dashboard queries is served', async (t) => {
-  const { app, store } = await buildTestApp(t, { store: 'redis' })
+  // One route with a quota of 0, so that a quota rejection is counted too.
+  const routes = [...sampleRoutes, { path: '/user/blocked', methods: ['GET'], scopes: [], match: 'all' as const, quota: { perMinute: 0 } }]
+  const { app, store } = await buildTestApp(t, { store: 'redis', routes })
   const registry = withProcessMetrics(app.macgate.metrics.registry)
   const admin = await buildAdminServer({ metrics: async () => ({ contentType: registry.contentType, text: await registry.metrics() }), store })
   t.teardown(async () => { await admin.close() })
@@ -20,6 +23,7 @@ t.test('every metric and label the dashboard queries is served', async (t) => {
   const token = await liveToken(app)
   t.equal((await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })).statusCode, 200)
   t.equal((await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: 'wrong' })).statusCode, 401)
+  t.equal((await signedInject(app, { url: '/user/blocked', token: token.accessToken, macKey: token.macKey })).statusCode, 429)
 
   const scraped = parseMetrics((await admin.inject('/metrics')).body)
   const served = new Map<string, Set<string>>()

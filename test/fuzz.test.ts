@@ -110,7 +110,7 @@ interface FuzzGateway { app: FastifyInstance, store: RedisStore, port: number }
 async function fuzzGateway (t: Test, redis: TestRedis): Promise<FuzzGateway> {
   const store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
   const { clientId, clientSecret } = await addClient(store)
-  const app = await buildGateway({ store, secret: SECRET, config: { routes: echoRoutes }, demo: { clientId, clientSecret, redirectUri: REDIRECT_URI } })
+  const app = await buildGateway({ store, secret: SECRET, config: { routes: [...echoRoutes, ...QUOTA_ROUTES] }, demo: { clientId, clientSecret, redirectUri: REDIRECT_URI } })
   t.teardown(async () => {
     await app.close()
     await store.close()
@@ -303,7 +303,18 @@ function tokenProbe (g: Gen, world: World, label: string): Probe {
   return probe
 }
 
-const API_TARGETS: Array<[string, string]> = [['GET', '/user/profile'], ['GET', '/user/openidV2'], ['GET', '/user/phoneAndEmail'], ['GET', '/echo/a'], ['POST', '/echo/form']]
+const API_TARGETS: Array<[string, string]> = [['GET', '/user/profile'], ['GET', '/user/openidV2'], ['GET', '/user/phoneAndEmail'], ['GET', '/echo/a'], ['POST', '/echo/form'], ['GET', '/echo/q/a'], ['POST', '/echo/low/a']]
+
+/** Limited routes (README, "Quotas"): one never reached, one the fuzz goes over at once. */
+const QUOTA_ROUTES = [
+  { path: '/echo/q/*', methods: ['GET', 'POST'], scopes: [], match: 'all' as const, quota: { perMinute: 1_000_000 } },
+  { path: '/echo/low/*', methods: ['GET', 'POST'], scopes: [], match: 'all' as const, quota: { perMinute: 5 } }
+]
+
+/** A path under a limited route, whose every answer from the MAC check carries the RateLimit fields. */
+function limitedPath (url: string): boolean {
+  return url.startsWith('/echo/q/') || url.startsWith('/echo/low/')
+}
 
 // A request the gateway passes on must fit the upstream's 16 KiB of request line and headers (Node's
 // default): longer ones get the upstream's own 431, not the gateway's answer. Unsigned ones go longer.
@@ -392,7 +403,8 @@ function validProbe (g: Gen, world: World, label: string): Probe {
   const malformedType = ['', ';', `${FORM}, text/html`].includes(String(probe.headers['content-type']))
   const tooLarge = typeof probe.payload === 'string' && probe.payload.length > 1024 * 1024
   if (!bindingsMatch(probe.url, world)) probe.expectRefused = 'binding'
-  else if (readable && !suffix.includes('..') && !malformedType && !tooLarge) probe.expectServed = true
+  // The low quota's route refuses all but its first few (429): served or not, never judged served.
+  else if (readable && !suffix.includes('..') && !malformedType && !tooLarge && !path.startsWith('/echo/low/')) probe.expectServed = true
   probe.openId = world.main.openId
   return probe
 }
@@ -599,6 +611,7 @@ function apiProblem (method: string, answer: Answer): string | undefined {
   if (status >= 400 && json.result !== 'error') return `${status} with result ${String(json.result)}`
   if (status === 401 && headers['www-authenticate'] !== 'MAC') return '401 without WWW-Authenticate: MAC'
   if (status === 503 && json.code !== 96000) return `503 with code ${String(json.code)}`
+  if (status === 429 && (json.code !== 96014 || headers['retry-after'] === undefined || headers.ratelimit === undefined)) return '429 without 96014, Retry-After and RateLimit'
   return undefined
 }
 
@@ -691,6 +704,8 @@ function judge (probe: Probe, answer: Answer, outage: boolean): Problem | undefi
     ? (Object.values(SHAPES).every((shape) => shape(probe.method, answer) !== undefined) ? 'no endpoint\'s shape' : undefined)
     : SHAPES[kind](probe.method, answer)
   if (problem !== undefined) return say(kind, problem)
+  // What the MAC check answered on a limited route (not the route check's 400/404/405 before it).
+  if (kind === 'api' && limitedPath(probe.url) && [200, 401, 403, 429].includes(answer.status) && answer.headers['ratelimit-policy'] === undefined) return say('quota', 'a limited route\'s answer without RateLimit-Policy')
   if (probe.expectRefused !== undefined && answer.status === 200) return say(probe.expectRefused, 'a request the contract refuses was served')
   if (probe.expectServed === true && !outage) {
     if (answer.status !== 200) return say('valid', 'a correctly signed request was refused')
@@ -710,10 +725,10 @@ function reachedOf (kind: Kind, answer: Answer): string | undefined {
     if (status === 200 && body.includes('name="decision"')) return 'consent page'
     return status === 400 && body.includes('id="error-code"') ? 'error page' : undefined
   }
-  if (kind === 'api') return status === 200 ? 'api served' : status === 401 ? 'api refused' : undefined
+  if (kind === 'api') return status === 200 ? 'api served' : status === 401 ? 'api refused' : status === 429 ? 'api over quota' : undefined
   return undefined
 }
-const REACHED = ['token success', 'token error', 'redirect to the client', 'consent page', 'error page', 'api served', 'api refused', 'preflight allowed', 'token preflight allowed']
+const REACHED = ['token success', 'token error', 'redirect to the client', 'consent page', 'error page', 'api served', 'api refused', 'api over quota', 'preflight allowed', 'token preflight allowed']
 
 /** A failure: its category, a key naming the kind of problem (for grouping), and the request and answer. */
 type Problem = [category: string, key: string, detail: string]

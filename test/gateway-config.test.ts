@@ -69,7 +69,7 @@ t.test('every refusal names the field', async (t) => {
     [{ routes: [{ path: '/a?b=1' }] }, 'config.routes[0].path must match pattern "^/[^?#]*$"'],
     [{ routes: [{ path: '/a', match: 'some' }] }, 'config.routes[0].match must be one of "all", "any"'],
     [{ routes: [{ scopes: [] }] }, "config.routes[0] must have required property 'path'"],
-    [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] has an unknown field extra (known: path, methods, scopes, match, upstream, timeouts)'],
+    [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] has an unknown field extra (known: path, methods, scopes, match, upstream, timeouts, quota)'],
     [{ codeTtl: 601 }, 'config.codeTtl must be a whole number from 1 to 600'],
     [{ codeTtl: 0 }, 'config.codeTtl must be a whole number from 1 to 600'],
     [{ accessTokenTtl: 1.5 }, 'config.accessTokenTtl must be integer'],

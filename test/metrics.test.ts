@@ -14,7 +14,7 @@ import { eventually } from './helpers/live.js'
 import { parseMetrics, type MetricsText } from './helpers/metrics-text.js'
 
 const OUTCOMES = ['ok', 'malformed_header', 'unknown_token', 'mac_mismatch', 'stale_nonce', 'replayed_nonce',
-  'query_binding', 'scope_denied', 'bad_request', 'store_unavailable', 'internal']
+  'query_binding', 'scope_denied', 'quota_exceeded', 'bad_request', 'store_unavailable', 'internal']
 
 const sharedRedis = process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== ''
 
@@ -90,6 +90,20 @@ t.test('every verification outcome is exposed, and each moves by exactly the req
     (await app.inject({ url: '/oauth2/signin' })).statusCode,
     (await app.inject({ url: `/nope-${randomBytes(4).toString('hex')}`, headers: { host: API_HOST } })).statusCode
   ], [200, 404])
+})
+
+t.test('nonces held, and the memory they take (embedded store)', async (t) => {
+  const { app, store } = await buildTestGateway(t)
+  const scrape = await scraper(t, app, store)
+  const token = await liveToken(app)
+  const before = await scrape()
+  t.equal(before.value('macgate_nonces_held'), 0)
+  t.equal(before.types.get('macgate_nonces_held'), 'gauge')
+  await awayFromMinuteEdge()
+  for (let i = 0; i < 3; i++) t.equal((await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })).statusCode, 200)
+  const after = await scrape()
+  t.equal(after.value('macgate_nonces_held'), 3, 'one per verified request')
+  t.ok((after.value('macgate_nonce_memory_bytes') ?? 0) >= 64 * 64 * 8, 'a bucket\'s tables')
 })
 
 t.test('token cache: hits, misses and entries', async (t) => {
@@ -238,6 +252,8 @@ t.test('on Redis: command latency by command, and an outage counted as store_una
   t.ok((m.value(count, { command: 'macgateRedeemCode', result: 'ok' }) ?? 0) > 0, 'the code redemption script, timed')
   t.equal(m.sum(count, { result: 'error' }), 0, 'no failed command yet')
   t.ok((m.value('macgate_store_command_duration_seconds_bucket', { command: 'macgateUseNonces', result: 'ok', le: '+Inf' }) ?? 0) > 0, 'with buckets')
+  t.equal(m.value('macgate_nonces_held'), 1, 'the one nonce held, counted in Redis')
+  t.ok((m.value('macgate_nonce_memory_bytes') ?? 0) > 0, 'its set\'s memory, as Redis tells it')
 
   // The revocation channel on Redis: a PUBLISH from the revoking script, heard by the subscriber.
   const other = await liveToken(app)
@@ -253,6 +269,7 @@ t.test('on Redis: command latency by command, and an outage counted as store_una
   t.strictSame(verifications(before, m), { 'outcome=store_unavailable': 1 }, 'one store_unavailable')
   t.ok((m.value(count, { command: 'macgateUseNonces', result: 'error' }) ?? 0) >= 1, 'the failed nonce script, timed as an error')
   t.equal(m.value('macgate_token_cache_flushes_total'), 0, 'no flush while Redis is away')
+  t.equal(m.value('macgate_nonces_held'), 1, 'the scrape still answers, the nonce gauge as it was')
 
   // Back: the revocation channel reconnects and the cache is dropped (revocations may have been missed).
   await redis!.start()

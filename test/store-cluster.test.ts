@@ -4,7 +4,7 @@ import { Cluster } from 'ioredis'
 import { RedisStore } from '../plugin/store/redis.js'
 import { newGrantId } from '../plugin/core/credentials.js'
 import { startRedisCluster } from './helpers/redis-cluster.js'
-import { Heard, issue, newClient, storeSuite } from './helpers/store-suite.js'
+import { Heard, issue, newClient, nonceUse, storeSuite } from './helpers/store-suite.js'
 
 // The store suite on a real Redis Cluster (3 masters, 3 replicas), then what only a cluster has:
 // nonce batches over many slots, revocations published on one node heard through another, and the
@@ -39,9 +39,9 @@ t.test('one turn of nonces spread over every nonce slot: each answered, replays 
   const store = await open(t)
   // 64 tokens cover the 16 nonce slots several times over; all checked in one event-loop turn.
   const tokens = Array.from({ length: 64 }, () => randomBytes(32).toString('base64url'))
-  const first = await Promise.all(tokens.map(async (token) => await store.useNonce(token, '1:a', 60)))
+  const first = await Promise.all(tokens.map(async (token) => await store.useNonce(nonceUse(token, '1:a'))))
   t.ok(first.every(Boolean), 'every first use is fresh')
-  const again = await Promise.all(tokens.map(async (token, i) => await store.useNonce(token, i % 2 === 0 ? '1:a' : '2:b', 60)))
+  const again = await Promise.all(tokens.map(async (token, i) => await store.useNonce(nonceUse(token, i % 2 === 0 ? '1:a' : '2:b'))))
   t.strictSame(again, tokens.map((_, i) => i % 2 !== 0), 'the replays, and only they, are refused')
 })
 

@@ -1,6 +1,7 @@
 import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, updateClient, type ClientRecord, type ClientUpdate } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
 import { parseCommand, UsageError } from './usage.js'
+import { show } from './client-show.js'
 
 async function add (args: string[]): Promise<void> {
   const { values } = parseCommand('clients add', {
@@ -15,9 +16,11 @@ async function add (args: string[]): Promise<void> {
       'allowed-origin': { type: 'string', multiple: true },
       'resource-server': { type: 'boolean' },
       'mac-algorithm': { type: 'string' },
+      'quota-per-minute': { type: 'string' },
       json: { type: 'boolean' }
     }
   })
+  const quotaPerMinute = quotaOf(values['quota-per-minute'])
   if (values.name === undefined) throw new UsageError('clients add needs --name')
   if (values['redirect-uri'] === undefined) throw new UsageError('clients add needs --redirect-uri')
   const macAlgorithm = values['mac-algorithm']
@@ -33,7 +36,8 @@ async function add (args: string[]): Promise<void> {
       public: values.public ?? false,
       ...(values['allowed-origin'] !== undefined && { allowedOrigins: values['allowed-origin'] }),
       resourceServer: values['resource-server'] ?? false,
-      ...(macAlgorithm !== undefined && { macAlgorithm })
+      ...(macAlgorithm !== undefined && { macAlgorithm }),
+      ...(quotaPerMinute !== undefined && { quotaPerMinute })
     })
     if (clientSecret === undefined) {
       // A public client has no secret: nothing to show, and nothing to keep.
@@ -46,6 +50,13 @@ async function add (args: string[]): Promise<void> {
       process.stdout.write(`client_id:     ${client.id}\nclient_secret: ${clientSecret}\n(the secret is shown only now)\n`)
     }
   })
+}
+
+/** `--quota-per-minute N`: a whole number (0 blocks); the range is registration's to check. */
+function quotaOf (value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  if (!/^[0-9]+$/.test(value)) throw new UsageError(`--quota-per-minute must be a whole number of requests (0 blocks), not ${value}`)
+  return Number(value)
 }
 
 function responseTypesOf (value: string | undefined): Array<'code' | 'token'> | undefined {
@@ -70,19 +81,22 @@ async function update (args: string[]): Promise<void> {
       'allowed-origin': { type: 'string', multiple: true },
       'no-allowed-origins': { type: 'boolean' },
       'response-types': { type: 'string' },
+      'quota-per-minute': { type: 'string' },
       json: { type: 'boolean' }
     }
   })
   if (positionals.length !== 1) throw new UsageError('clients update needs exactly one client id')
+  const quotaPerMinute = quotaOf(values['quota-per-minute'])
   if (values['no-allowed-origins'] === true && values['allowed-origin'] !== undefined) throw new UsageError('clients update takes --allowed-origin or --no-allowed-origins, not both')
   const responseTypes = responseTypesOf(values['response-types'])
   const changes: ClientUpdate = {
     ...(values['redirect-uri'] !== undefined && { redirectUris: values['redirect-uri'] }),
     ...(values['allowed-origin'] !== undefined && { allowedOrigins: values['allowed-origin'] }),
     ...(values['no-allowed-origins'] === true && { allowedOrigins: [] }),
-    ...(responseTypes !== undefined && { responseTypes })
+    ...(responseTypes !== undefined && { responseTypes }),
+    ...(quotaPerMinute !== undefined && { quotaPerMinute })
   }
-  if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins or --response-types')
+  if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins, --response-types or --quota-per-minute')
   await withAdminStore(async (store) => {
     const { secretHash: _secret, previousSecretHash: _previous, ...client } = await updateClient(store, positionals[0]!, changes)
     if (values.json === true) {
@@ -158,7 +172,8 @@ export async function clientsCommand (subcommand: string | undefined, args: stri
   if (subcommand === 'add') return await add(args)
   if (subcommand === 'list') return await list(args)
   if (subcommand === 'update') return await update(args)
+  if (subcommand === 'show') return await show(args)
   if (subcommand === 'remove') return await remove(args)
   if (subcommand === 'rotate-secret') return await rotateSecret(args)
-  throw new UsageError(`clients needs add, list, update, remove or rotate-secret${subcommand === undefined ? '' : `, not ${subcommand}`}`)
+  throw new UsageError(`clients needs add, list, show, update, remove or rotate-secret${subcommand === undefined ? '' : `, not ${subcommand}`}`)
 }

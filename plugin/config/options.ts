@@ -57,6 +57,8 @@ export interface MacgateOptions extends MacgateSettings {
   secret?: string
   /** Where the `macgate_*` Prometheus metrics are registered. Default: a registry of the plugin's own (`fastify.macgate.metrics.registry`). */
   metricsRegistry?: Registry
+  /** The quotas' clock, Unix ms (tests step it). Default: Date.now. */
+  clock?: () => number
 }
 
 /** The options with every default filled in, shared by the plugin's parts. */
@@ -83,6 +85,7 @@ export interface MacgateConfig {
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
   cors: boolean
   corsOriginCacheMs: number
+  clock: () => number
 }
 
 const seconds = { type: 'integer', minimum: 1 }
@@ -138,7 +141,7 @@ export const settingsSchema = {
   }
 } as const
 
-type ResolvedSettings = Omit<MacgateConfig, 'store' | 'secret' | 'registry' | 'metrics' | 'events'> & { scopes?: ScopeDefinition[] }
+type ResolvedSettings = Omit<MacgateConfig, 'store' | 'secret' | 'registry' | 'metrics' | 'events' | 'clock'> & { scopes?: ScopeDefinition[] }
 const validateSettings = compileValidator<ResolvedSettings>(settingsSchema, 'option')
 
 function isStore (value: unknown): value is Store {
@@ -147,7 +150,7 @@ function isStore (value: unknown): value is Store {
 
 /** Validates every option (a RangeError naming each bad one) and fills in the defaults. */
 export async function resolveOptions (options: MacgateOptions): Promise<MacgateConfig> {
-  const { store, secret, metricsRegistry, ...settings } = options
+  const { store, secret, metricsRegistry, clock = Date.now, ...settings } = options
   if (!isStore(store)) throw new TypeError('macgate option store is required: a MemoryStore or RedisStore')
   if (secret !== undefined && (typeof secret !== 'string' || secret === '')) throw new RangeError('macgate option secret must be a non-empty string')
   let resolved: ResolvedSettings
@@ -165,6 +168,7 @@ export async function resolveOptions (options: MacgateOptions): Promise<MacgateC
     secret: secret ?? await store.serverSecret(randomBytes(32).toString('base64url')),
     registry: new ScopeRegistry(scopes ?? defaultScopes),
     metrics: new Metrics(metricsRegistry),
-    events: new AuditEvents()
+    events: new AuditEvents(),
+    clock
   }
 }

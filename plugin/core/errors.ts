@@ -94,6 +94,8 @@ export const errors = {
   accessDenied: define('accessDenied', { errno: 96012, code: 'OA_ACCESS_DENIED', text: 'access denied', statusCode: 401 }),
   /** A verified token without the scope a route needs. */
   scopeNotGranted: define('scopeNotGranted', { errno: 96012, code: 'OA_ACCESS_DENIED', text: 'scope not granted', statusCode: 403 }),
+  /** A verified client over its quota on a limited route (README, "Quotas"); Retry-After says when the window opens. */
+  quotaExceeded: define('quotaExceeded', { errno: 96014, code: 'OA_QUOTA_EXCEEDED', text: 'quota exceeded', statusCode: 429, advice: 'This application has used up its requests for now; try again in a minute.' }),
   invalidCode: define('invalidCode', { errno: 96013, code: 'OA_INVALID_CODE', text: 'code invalid or expired', statusCode: 400 }),
   /** The gateway's upstream refused, reset or could not be reached (the open API's own 502). */
   upstreamUnavailable: define('upstreamUnavailable', { errno: 502, code: 'OA_UPSTREAM_UNAVAILABLE', text: 'upstream unavailable', statusCode: 502, advice: ADVICE.unavailable }),

@@ -22,6 +22,8 @@ export interface AuditEventMap {
   'consent.denied': { clientId: string, userId: string }
   /** The user removed an app's access: every grant of theirs for it revoked, the consent forgotten. */
   'consent.revoked': { clientId: string, userId: string, grants: number }
+  /** A client reached its quota on a route: the first refusal in the window, on this instance. */
+  'quota.exceeded': { clientId: string, route: string, limit: number, window: number }
   'user.created': { userId: string, username: string }
   'user.removed': { userId: string, username: string, grants: number }
   'user.password_changed': { userId: string, username: string }

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 const OUTCOMES = [
   'ok', 'malformed_header', 'unknown_token', 'mac_mismatch', 'stale_nonce', 'replayed_nonce',
-  'query_binding', 'scope_denied', 'bad_request', 'store_unavailable', 'internal'
+  'query_binding', 'scope_denied', 'quota_exceeded', 'bad_request', 'store_unavailable', 'internal'
 ] as const
 
 /** Why a signed open API request was admitted or refused: the label of `macgate_verifications_total`. */
@@ -13,6 +13,9 @@ export interface CacheStats {
   readonly stats: { readonly hits: number, readonly misses: number }
   readonly size: number
 }
+
+/** The replay memory's size as a store tells it (a structural type: the stores live a layer up). */
+export type NonceStatsReader = () => Promise<{ held: number, bytes: number }>
 
 /** Seconds: from a tenth of a millisecond (a cache hit) to the store's 2 s command timeout and past. */
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -36,6 +39,9 @@ export class Metrics {
   readonly storeCommands: Histogram<'command' | 'result'>
   readonly requestDuration: Histogram<'route' | 'method' | 'status_class'>
   #caches: CacheStats[] = []
+  #nonceStats: NonceStatsReader | undefined
+  /** One labelled child per (command, result): observing makes no label object per batch. */
+  readonly #commandTimers = new Map<string, { observe: (seconds: number) => void }>()
 
   constructor (registry: Registry = new Registry()) {
     this.registry = registry
@@ -69,6 +75,26 @@ export class Metrics {
       help: 'Entries in the token cache (live tokens and remembered unknown ones)',
       registers,
       collect () { this.set(sum((cache) => cache.size)) }
+    })
+    // Read at each scrape; a store that cannot answer leaves them as they were.
+    const nonces = async (): Promise<{ held: number, bytes: number } | undefined> => await this.#nonceStats?.().catch(() => undefined)
+    new Gauge({ // eslint-disable-line no-new
+      name: 'macgate_nonces_held',
+      help: 'Nonces held for replay detection (the embedded store\'s own; on Redis, the buckets this instance wrote to, which every instance shares)',
+      registers,
+      async collect () {
+        const stats = await nonces()
+        if (stats !== undefined) this.set(stats.held)
+      }
+    })
+    new Gauge({ // eslint-disable-line no-new
+      name: 'macgate_nonce_memory_bytes',
+      help: 'Memory the held nonces take, estimated: the embedded store\'s tables, or Redis\'s MEMORY USAGE of the buckets',
+      registers,
+      async collect () {
+        const stats = await nonces()
+        if (stats !== undefined) this.set(stats.bytes)
+      }
     })
     this.tokenRequests = new Counter({
       name: 'macgate_token_requests_total',
@@ -106,6 +132,23 @@ export class Metrics {
       buckets: LATENCY_BUCKETS,
       registers
     })
+  }
+
+  /** Reads the store's replay memory at each scrape. */
+  watchNonces (stats: NonceStatsReader): void {
+    this.#nonceStats = stats
+  }
+
+  /** One store command's latency, by its name and whether it failed. */
+  observeStoreCommand (command: string, seconds: number, failed: boolean): void {
+    const result = failed ? 'error' : 'ok'
+    const name = `${command} ${result}`
+    let timer = this.#commandTimers.get(name)
+    if (timer === undefined) {
+      timer = this.storeCommands.labels(command, result)
+      this.#commandTimers.set(name, timer)
+    }
+    timer.observe(seconds)
   }
 
   /** Reports a token cache's hits, misses and size at each scrape. */

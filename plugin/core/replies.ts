@@ -46,6 +46,7 @@ export async function sendTokenError (reply: FastifyReply, error: OAuthError, st
 /** An error in the open API's own shape: no prefix, a challenge on 401. */
 export async function sendOpenApiError (reply: FastifyReply, error: OAuthError): Promise<FastifyReply> {
   if (error.statusCode === 401) reply.header('www-authenticate', 'MAC')
+  if (error.retryAfter !== undefined) reply.header('retry-after', error.retryAfter)
   const debug = error.stringToSign === undefined ? {} : { string_to_sign: error.stringToSign }
   return await reply.code(error.statusCode).send({ result: 'error', description: error.message, code: error.errno, ...debug })
 }

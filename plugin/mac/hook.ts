@@ -4,6 +4,8 @@ import { sendOpenApiError } from '../core/replies.js'
 import type { VerificationOutcome } from '../core/metrics.js'
 import { outcomeOf } from './outcome.js'
 import type { MacIdentity, MacVerifier } from './verify.js'
+import { QuotaReading, type RouteQuota } from './quota.js'
+import { setRateLimitFields } from './rate-limit-fields.js'
 
 /** Where the hook counts each request's outcome (plain integers, read at each metrics scrape). */
 export type OutcomeCounts = Record<VerificationOutcome, number>
@@ -13,6 +15,8 @@ export interface MacAuthOptions {
   scopes?: string[]
   /** `all` (default): every one of `scopes`; `any`: at least one. */
   match?: 'all' | 'any'
+  /** A limit per client and minute on the route (README, "Quotas"). */
+  quota?: RouteQuota
 }
 
 /**
@@ -41,40 +45,44 @@ function granted (scope: readonly string[], required: string[], match: 'all' | '
 }
 
 /** Answers a refusal in the open API's shape; the reason is counted and kept for the access log. */
-function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError, counts: OutcomeCounts): void {
+function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError, counts: OutcomeCounts, quota?: QuotaReading): void {
   counts[outcomeOf(failure)]++
+  if (quota !== undefined) setRateLimitFields(reply, quota)
   request.macRejection = failure.message
   sendOpenApiError(reply, failure).catch(done)
 }
 
-function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown, counts: OutcomeCounts): void {
+function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown, counts: OutcomeCounts, quota?: QuotaReading): void {
   const failure = toOAuthError(error)
   if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
-  refuse(request, reply, done, failure, counts)
+  refuse(request, reply, done, failure, counts, quota)
 }
 
 /**
  * A hook that admits only MAC-signed requests with the required scopes, before any body is read;
  * the caller's identity is left on `request.macIdentity`. A refusal is answered here, in the open
- * API's shape.
+ * API's shape. On a route with a quota, the verifier counts it with the nonce and every answer
+ * carries the RateLimit fields.
  */
-export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { scopes = [], match = 'all' }: MacAuthOptions = {}): MacAuthHook {
+export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { scopes = [], match = 'all', quota: routeQuota }: MacAuthOptions = {}): MacAuthHook {
   const missing = `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`
-  function admit (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity): void {
-    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing), counts)
+  function admit (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity, quota: QuotaReading | undefined): void {
+    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing), counts, quota)
+    if (quota !== undefined) setRateLimitFields(reply, quota)
     counts.ok++
     request.macIdentity = identity
     done()
   }
   return function macAuth (request, reply, done) {
-    if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts)
+    const quota = routeQuota === undefined ? undefined : new QuotaReading(routeQuota)
+    if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts, quota)
     let result: MacIdentity | Promise<MacIdentity>
     try {
-      result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization })
+      result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization, quota })
     } catch (error) {
-      return fail(request, reply, done, error, counts)
+      return fail(request, reply, done, error, counts, quota)
     }
-    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity), (error: unknown) => fail(request, reply, done, error, counts))
-    else admit(request, reply, done, result)
+    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity, quota), (error: unknown) => fail(request, reply, done, error, counts, quota))
+    else admit(request, reply, done, result, quota)
   }
 }

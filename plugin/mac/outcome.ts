@@ -15,6 +15,7 @@ const BY_KIND: Record<string, VerificationOutcome> = {
   invalidAuthorization: 'malformed_header',
   invalidToken: 'unknown_token',
   scopeNotGranted: 'scope_denied',
+  quotaExceeded: 'quota_exceeded',
   invalidRequest: 'bad_request',
   storeUnavailable: 'store_unavailable'
 }

@@ -1,5 +1,8 @@
 import { errors } from '../core/errors.js'
 import type { Store } from '../store/store.js'
+import { NonceKeys } from '../store/nonce-key.js'
+import { Quotas, quotaExceeded, type QuotaReading } from './quota.js'
+import type { CountedUse } from '../store/store.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, hmacOf, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
@@ -13,6 +16,8 @@ export interface MacRequest {
   /** The request target as sent: path and query. */
   url: string
   authorization: string | undefined
+  /** On a route with a quota: counted with the nonce (quota.ts), and filled in for the answer's fields. */
+  quota?: QuotaReading
 }
 
 export interface VerifierOptions {
@@ -23,6 +28,8 @@ export interface VerifierOptions {
   tokenCache: TokenCacheOptions
   /** A mac mismatch answers with the server's string to sign, for client developers. */
   macDebug?: boolean
+  /** The quota windows' clock (tests step it); default Date.now. */
+  clock?: () => number
 }
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
@@ -40,22 +47,27 @@ export const DENIALS = {
 /**
  * The check of one signed request, in Hawk's order: read the clock once (every time check of the
  * request uses that one reading), parse the header, look up the token, compute and compare the mac
- * in constant time, then freshness, query bindings and replay. Each failure is a named protocol
- * error; nothing is written to the store before the mac is proven.
+ * in constant time, then freshness, query bindings and replay (on a route with a quota, the
+ * client's count with the nonce: over it, 429 and the nonce unspent). Each failure is a named
+ * protocol error; nothing is written to the store before the mac is proven.
  */
 export class MacVerifier {
   readonly cache: TokenCache
+  readonly quotas: Quotas
   readonly #store: Store
   readonly #skew: number
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
+  readonly #nonceKeys: NonceKeys
 
-  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false }: VerifierOptions) {
+  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
     this.#store = store
     this.#debug = macDebug
     this.#skew = nonceSkewMinutes
     this.#variants = macQueryVariants ? VARIANTS : []
     this.cache = new TokenCache(store, secret, tokenCache)
+    this.#nonceKeys = new NonceKeys(secret)
+    this.quotas = new Quotas(store, clock)
   }
 
   /**
@@ -71,7 +83,7 @@ export class MacVerifier {
     return this.#check(request, header, found, now)
   }
 
-  #check ({ method, host, url }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | Promise<MacIdentity> {
+  #check ({ method, host, url, quota }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | Promise<MacIdentity> {
     if (token === undefined) throw errors.invalidToken()
 
     const queryStart = url.indexOf('?')
@@ -83,7 +95,10 @@ export class MacVerifier {
     if (drift > this.#skew) throw errors.accessDenied(DENIALS.staleNonce)
     if (drift < -this.#skew) throw errors.accessDenied(DENIALS.futureNonce)
     checkQueryBindings(rawQuery, header.accessToken, token)
-    const fresh = this.#store.useNonce(token.hash, header.nonce, this.#nonceTtl(header.minutes, now))
+    const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
+    // A limited route: the quota is checked with the nonce, before it is spent.
+    if (quota !== undefined) return admitCounted(this.quotas.count(use, token.identity.clientId, quota), token, quota)
+    const fresh = this.#store.useNonce(use)
     if (fresh instanceof Promise) return fresh.then((first) => admitOnce(first, token))
     return admitOnce(fresh, token)
   }
@@ -120,6 +135,12 @@ export class MacVerifier {
 function admitOnce (first: boolean, token: ActiveToken): MacIdentity {
   if (!first) throw errors.accessDenied(DENIALS.replayedNonce)
   return token.identity
+}
+
+function admitCounted (counted: CountedUse | Promise<CountedUse>, token: ActiveToken, quota: QuotaReading): MacIdentity | Promise<MacIdentity> {
+  if (counted instanceof Promise) return counted.then((answer) => admitCounted(answer, token, quota))
+  if (counted.outcome === 'over') throw quotaExceeded(quota)
+  return admitOnce(counted.outcome === 'fresh', token)
 }
 
 /**

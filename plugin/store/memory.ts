@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events'
 import { errors } from '../core/errors.js'
-import { NonceSet } from './nonce-set.js'
+import { NonceBuckets } from './nonce-buckets.js'
 import { clientOrigins } from '../core/origins.js'
 import { userGrantMember, userGrantOf, withChanges } from './store.js'
+import type { CountedUse, NonceStats, NonceUse, QuotaCount } from './store.js'
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, OriginClient, Consent, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserGrant, UserRecord
@@ -10,7 +11,11 @@ import type {
 
 // Rate-limit counters and sessions kept at most; past it the oldest go first (a flood cannot grow them).
 const MAX_COUNTERS = 100_000
+/** Quota counters held at most: (client, route) pairs with requests in the current window; beyond it the oldest goes. */
+const MAX_QUOTA_COUNTERS = 100_000
 const MAX_SESSIONS = 100_000
+/** Nonces held at most by default: 24,000 requests a second for 11 minutes (see the constructor). */
+export const DEFAULT_MAX_NONCES = 16_000_000
 
 /**
  * A map whose entries expire on their own, like Redis keys with a TTL; with a capacity, a new
@@ -93,20 +98,23 @@ export class MemoryStore implements Store {
   readonly #refreshTokens = new ExpiringMap<RefreshTokenRecord>()
   /** Sealed successors of refresh tokens spent within their rotation grace, by the spent token's hash. */
   readonly #successors = new ExpiringMap<string>()
-  readonly #nonces: NonceSet
+  readonly #nonces: NonceBuckets
   readonly #counters = new ExpiringMap<{ count: number }>(MAX_COUNTERS)
+  readonly #quotas = new ExpiringMap<{ count: number }>(MAX_QUOTA_COUNTERS)
   readonly #sessions = new ExpiringMap<SessionRecord>(MAX_SESSIONS)
   readonly #revocations = new EventEmitter()
   #secret: string | undefined
   readonly #sweeper: NodeJS.Timeout
 
   /**
-   * `maxNonces`: the most (token, nonce) pairs kept for replay detection, about 215 bytes each
-   * (the default, 1,000,000, is ~205 MiB: ~1,500 signed requests a second over the 11 minutes a
-   * nonce is kept); when that many are live, signed requests get 503.
+   * `maxNonces`: the most nonces kept for replay detection, at most 21 bytes each (8 of a keyed
+   * hash, in tables at least 3/8 full). The default, 16,000,000 (at most ~340 MB), holds 24,000
+   * signed requests a second for the 11 minutes the longest-kept nonce is held, beyond what one core
+   * verifies (README, "Capacity"); when that many are live, signed requests get 503.
+   * `now`: the nonce buckets' clock (tests step it).
    */
-  constructor ({ sweepIntervalMs = 60_000, maxNonces = 1_000_000 } = {}) {
-    this.#nonces = new NonceSet(1000, maxNonces)
+  constructor ({ sweepIntervalMs = 60_000, maxNonces = DEFAULT_MAX_NONCES, now = Date.now }: { sweepIntervalMs?: number, maxNonces?: number, now?: () => number } = {}) {
+    this.#nonces = new NonceBuckets({ capacity: maxNonces, now })
     this.#sweeper = setInterval(() => this.#sweep(), sweepIntervalMs).unref()
   }
 
@@ -306,10 +314,29 @@ export class MemoryStore implements Store {
     this.#revocations.on('revoked', listener)
   }
 
-  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): boolean {
+  useNonce ({ key, minute, ttlSeconds }: NonceUse): boolean {
     if (!this.#nonces.hasRoom()) throw errors.storeUnavailable('nonce store is full; try again shortly')
-    // 16 characters of the token hash (96 bits) tell tokens apart; a shorter key is a smaller set.
-    return this.#nonces.add(`${tokenHash.slice(0, 16)}:${nonce}`, ttlSeconds)
+    return this.#nonces.add(key, minute, ttlSeconds)
+  }
+
+  /** Counted in process: this instance's requests only (README, "Quotas"). */
+  useCountedNonce (use: NonceUse, { name, window, limit, ttlSeconds }: QuotaCount): CountedUse {
+    const key = `${window}:${name}`
+    const counter = this.#quotas.get(key)
+    const used = counter?.count ?? 0
+    if (used >= limit) return { outcome: 'over', used }
+    if (!this.useNonce(use)) return { outcome: 'replayed', used }
+    if (counter === undefined) this.#quotas.set(key, { count: 1 }, Date.now() + ttlSeconds * 1000)
+    else counter.count++
+    return { outcome: 'fresh', used: used + 1 }
+  }
+
+  async quotaUsed (names: string[], window: number): Promise<number[]> {
+    return names.map((name) => this.#quotas.get(`${window}:${name}`)?.count ?? 0)
+  }
+
+  async nonceStats (): Promise<NonceStats> {
+    return { held: this.#nonces.size, bytes: this.#nonces.bytes }
   }
 
   async countHit (key: string, windowMs: number): Promise<HitCount> {
@@ -338,7 +365,6 @@ export class MemoryStore implements Store {
 
   async close (): Promise<void> {
     clearInterval(this.#sweeper)
-    this.#nonces.close()
   }
 
   #grant (grantId: string): Grant {
@@ -380,7 +406,7 @@ export class MemoryStore implements Store {
   }
 
   #sweep (): void {
-    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#successors, this.#counters, this.#sessions]) map.sweep()
+    for (const map of [this.#codes, this.#accessTokens, this.#refreshTokens, this.#successors, this.#counters, this.#quotas, this.#sessions]) map.sweep()
     for (const [grantId, grant] of this.#grants) {
       const live = [...grant.codes].some((hash) => this.#codes.get(hash)) ||
         [...grant.accessTokens].some((hash) => this.#accessTokens.get(hash)) ||

@@ -227,13 +227,70 @@ end
 for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', prefix .. member) end
 redis.call('DEL', sessions)`
   },
-  // KEYS: nonce keys (all of one slot on a cluster). ARGV: their ttls. Returns 1 for each first use, 0 for a replay.
+  // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the nonce sets (of 64-bit keyed
+  // hashes, by tag, minute and a further byte), the old layout's per-nonce keys still to honour (the
+  // upgrade window) and the quota counters. ARGV: the set count b, the counter count c; per set, its
+  // key's index and lifetime (s); per counter, its key's index and lifetime; then per nonce, its
+  // set's index, its keyed hash, its old-layout key's index or 0, its counter's index or 0, and its
+  // limit. Returns per nonce {1 first use, 0 replay, -1 over its quota (not recorded), the counter's
+  // value}: the counter is checked first and counts first uses only. A set's expiry is set when it
+  // has none (its minute's end of window), and moved only later (a verifier with a wider skew): not
+  // once per nonce; a counter's is set once.
   macgateUseNonces: {
-    lua: `local fresh = {}
-for i, key in ipairs(KEYS) do
-  fresh[i] = redis.call('SET', key, '1', 'EX', ARGV[i], 'NX') and 1 or 0
+    lua: `local b, c = tonumber(ARGV[1]), tonumber(ARGV[2])
+local answers = {}
+for i = 2 * b + 2 * c + 3, #ARGV, 5 do
+  local counter = tonumber(ARGV[i + 3])
+  local used = 0
+  if counter > 0 then used = tonumber(redis.call('GET', KEYS[counter]) or '0') end
+  local added = -1
+  if counter == 0 or used < tonumber(ARGV[i + 4]) then
+    added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+    local old = tonumber(ARGV[i + 2])
+    if added == 1 and old > 0 and redis.call('EXISTS', KEYS[old]) == 1 then added = 0 end
+    if added == 1 and counter > 0 then used = redis.call('INCR', KEYS[counter]) end
+  end
+  answers[#answers + 1] = added
+  answers[#answers + 1] = used
 end
-return fresh`
+for i = 3, 2 * b + 1, 2 do
+  local set, wanted = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
+  local left = redis.call('TTL', set)
+  if left == -1 or left < wanted - 1 then redis.call('EXPIRE', set, wanted) end
+end
+for i = 2 * b + 3, 2 * b + 2 * c + 1, 2 do
+  local counter = KEYS[tonumber(ARGV[i])]
+  if redis.call('TTL', counter) == -1 then redis.call('EXPIRE', counter, ARGV[i + 1]) end
+end
+return answers`
+  },
+  // A cluster's quota counters of one turn, all in one tag, before the nonces (redis-nonces.ts).
+  // KEYS: the counters. ARGV: per counter, its limit and lifetime (s). Returns per counter its value
+  // after counting one, or -1 - value when it was at its limit (not counted).
+  macgateCountQuotas: {
+    lua: `local answers = {}
+for k, key in ipairs(KEYS) do
+  local used = tonumber(redis.call('GET', key) or '0')
+  if used >= tonumber(ARGV[2 * k - 1]) then
+    answers[k] = -1 - used
+  else
+    answers[k] = redis.call('INCR', key)
+    if answers[k] == 1 then redis.call('EXPIRE', key, ARGV[2 * k]) end
+  end
+end
+return answers`
+  },
+  // KEYS: nonce sets (of one tag). Returns {members, bytes (MEMORY USAGE)} over those that exist.
+  macgateNonceStats: {
+    lua: `local held, bytes = 0, 0
+for _, key in ipairs(KEYS) do
+  local count = redis.call('SCARD', key)
+  if count > 0 then
+    held = held + count
+    bytes = bytes + redis.call('MEMORY', 'USAGE', key)
+  end
+end
+return {held, bytes}`
   },
   // Returns {hits in the window, ms until it resets}.
   macgateCountHit: {

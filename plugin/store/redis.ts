@@ -1,23 +1,24 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { errors } from '../core/errors.js'
 import { scripts, type ScriptName } from './redis-scripts.js'
+import { RedisNonces } from './redis-nonces.js'
 import { RevocationFeed } from './revocation-feed.js'
 import { clientOrigins } from '../core/origins.js'
 import { secondsUntil, userGrantMember, userGrantOf, withChanges } from './store.js'
+import type { CountedUse, NonceStats, NonceUse, QuotaCount } from './store.js'
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, OriginClient, Consent, UserGrant, HitCount, RedeemResult, RefreshTokenRecord, RotateResult, RotationGrace,
   RevocationListener, SessionRecord, Store, TokenRecords, UserRecord
 } from './store.js'
 
-type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<string | number>) => Promise<unknown>>
+type ScriptArgument = string | number | Buffer
+type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<ScriptArgument | ScriptArgument[]>) => Promise<unknown>>
 
 /** A single Redis by its URL, or a Redis Cluster by some of its nodes (`host:port`). */
 export type RedisTarget = string | { clusterNodes: string[] }
 
 /** Told of every Redis command the store sends: its name, seconds until it settled, and whether it failed. */
 export type CommandObserver = (command: string, seconds: number, failed: boolean) => void
-
-interface NonceCheck { slot: string, key: string, ttl: number, resolve: (fresh: boolean) => void, reject: (error: unknown) => void }
 
 export interface RedisStoreOptions {
   /** Prepended to every key and channel, so that several deployments or tests share a Redis. */
@@ -33,13 +34,11 @@ export class RedisStore implements Store {
   readonly redis: Scripted
   readonly prefix: string
   readonly #channel: string
-  /** On a cluster a script's keys must share a slot: the nonce batch goes out per slot. */
-  readonly #cluster: boolean = false
   readonly #feed: RevocationFeed
   #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
-  /** This event-loop turn's nonce checks, sent together when it ends. */
-  #nonceBatch: NonceCheck[] = []
+  /** The replay memory: sets per tag and minute, one script call per event-loop turn (per slot on a cluster). */
+  readonly #nonces: RedisNonces
   #observer: CommandObserver | undefined
 
   constructor (target: RedisTarget, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {} }: RedisStoreOptions = {}) {
@@ -49,7 +48,8 @@ export class RedisStore implements Store {
     const options: RedisOptions = {
       enableAutoPipelining: true,
       // Already one call per event-loop turn (per slot on a cluster): a pipeline would only add cost.
-      autoPipeliningIgnoredCommands: ['macgateUseNonces'],
+      // (The stats script, many keys of one tag, is kept out too: the pipeline would group it by its first.)
+      autoPipeliningIgnoredCommands: ['macgateUseNonces', 'macgateNonceStats'],
       enableOfflineQueue: false,
       lazyConnect: true,
       commandTimeout,
@@ -66,7 +66,7 @@ export class RedisStore implements Store {
       const seeds = target.clusterNodes.map(parseNode)
       const cluster = new Cluster(seeds, {
         enableAutoPipelining: true,
-        autoPipeliningIgnoredCommands: ['macgateUseNonces'],
+        autoPipeliningIgnoredCommands: ['macgateUseNonces', 'macgateNonceStats'],
         enableOfflineQueue: false,
         lazyConnect: true,
         // The cluster client follows MOVED and a failover's new topology by itself.
@@ -79,7 +79,6 @@ export class RedisStore implements Store {
         slotsRefreshTimeout: commandTimeout
       })
       this.redis = cluster as Scripted
-      this.#cluster = true
       // Any node hears a plain PUBLISH: the ones the client knows now, else the seeds.
       const candidates = (): RedisOptions[] => {
         const known = cluster.nodes('all').map((node) => ({ ...options, host: node.options.host, port: node.options.port }))
@@ -90,6 +89,8 @@ export class RedisStore implements Store {
     // A failed connection is retried by ioredis and reported per command; keep it off stderr.
     this.redis.on('error', () => {})
     for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition)
+    // On a cluster a script's keys must share a slot: the nonce batch goes out per slot.
+    this.#nonces = new RedisNonces(this.redis, prefix, { perSlot: typeof target !== 'string', observer: () => this.#observer })
   }
 
   /**
@@ -103,6 +104,7 @@ export class RedisStore implements Store {
     this.redis.on('error', remember)
     try {
       await this.redis.connect()
+      await this.#nonces.start()
     } catch (error) {
       // Otherwise ioredis keeps reconnecting and holds the process open.
       this.redis.disconnect()
@@ -308,38 +310,22 @@ export class RedisStore implements Store {
     for (const notify of this.#listeners) notify(hashes)
   }
 
-  /**
-   * The nonce checks of one event-loop turn go to Redis together, as one script call.
-   * (setImmediate, not nextTick: requests read from different sockets in one turn share a batch.)
-   * Nonce keys spread over 16 hash slots by token hash, so that a cluster shares the load: a
-   * single Redis takes the whole turn's keys in one call, a cluster one call per slot.
-   */
-  async useNonce (tokenHash: string, nonce: string, ttlSeconds: number): Promise<boolean> {
-    const slot = (tokenHash.charCodeAt(0) & 15).toString(16)
-    return await new Promise<boolean>((resolve, reject) => {
-      if (this.#nonceBatch.length === 0) setImmediate(() => this.#sendNonces())
-      this.#nonceBatch.push({ slot, key: `${this.prefix}{n:${slot}}:${tokenHash}:${nonce}`, ttl: ttlSeconds, resolve, reject })
-    })
+  /** See `redis-nonces.ts`. */
+  useNonce (use: NonceUse): Promise<boolean> {
+    return this.#nonces.use(use)
   }
 
-  #sendNonces (): void {
-    const batch = this.#nonceBatch
-    this.#nonceBatch = []
-    if (!this.#cluster) return this.#sendNonceBatch(batch)
-    const bySlot = new Map<string, NonceCheck[]>()
-    for (const check of batch) {
-      const group = bySlot.get(check.slot)
-      if (group === undefined) bySlot.set(check.slot, [check])
-      else group.push(check)
-    }
-    for (const group of bySlot.values()) this.#sendNonceBatch(group)
+  /** See `redis-nonces.ts`: in the nonce batch's script call on a single Redis. */
+  useCountedNonce (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
+    return this.#nonces.useCounted(use, count)
   }
 
-  #sendNonceBatch (batch: NonceCheck[]): void {
-    this.#reach('macgateUseNonces', this.redis.macgateUseNonces(batch.length, ...batch.map((item) => item.key), ...batch.map((item) => item.ttl))).then(
-      (fresh) => { batch.forEach((item, index) => item.resolve((fresh as number[])[index] === 1)) },
-      (error: unknown) => { for (const item of batch) item.reject(error) }
-    )
+  async quotaUsed (names: string[], window: number): Promise<number[]> {
+    return await this.#nonces.quotaUsed(names, window)
+  }
+
+  async nonceStats (): Promise<NonceStats> {
+    return await this.#nonces.stats()
   }
 
   async countHit (key: string, windowMs: number): Promise<HitCount> {

@@ -11,6 +11,10 @@
  * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
  */
 
+import type { NonceUse } from './nonce-key.js'
+
+export type { NonceUse } from './nonce-key.js'
+
 // A store that cannot be reached rejects with `errors.storeUnavailable` (503, 96000), whatever the
 // method: callers never see a client library's own errors.
 
@@ -36,11 +40,13 @@ export interface ClientRecord {
   public?: true
   /** Origins besides its redirect URIs' that may call from a browser (CORS); never empty when present. */
   allowedOrigins?: string[]
+  /** Its own limit of verified requests per minute on every route with a quota (README, "Quotas"); 0 blocks. */
+  quotaPerMinute?: number
   createdAt: number
 }
 
 /** What `Store.updateClient` replaces; `allowedOrigins: []` removes them. More fields may join. */
-export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes'>>
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'quotaPerMinute'>>
 
 /** A client that registered an origin (by a redirect URI or an allowed origin). */
 export interface OriginClient {
@@ -151,6 +157,29 @@ export interface RevocationListener {
   (accessTokenHashes: string[] | null): void
 }
 
+/** One quota counter to check and count with a nonce: a (client, route) in one fixed window. */
+export interface QuotaCount {
+  /** The counter's name (client and route), the same on every instance. */
+  name: string
+  /** The window's number: Unix seconds divided by its length. */
+  window: number
+  limit: number
+  /** How long the window's counter must be kept, in seconds. */
+  ttlSeconds: number
+}
+
+/** A counted nonce's answer and the counter's value after it. */
+export interface CountedUse {
+  outcome: 'fresh' | 'replayed' | 'over'
+  used: number
+}
+
+/** The replay memory's size: nonces held, and an estimate of the memory they take (bytes). */
+export interface NonceStats {
+  held: number
+  bytes: number
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis'
 
@@ -236,10 +265,21 @@ export interface Store {
   onRevocation (listener: RevocationListener): Promise<void>
 
   /**
-   * True the first time a (token, nonce) pair is seen within `ttlSeconds`. A store that can
-   * answer at once (the embedded one) may return the answer itself: this runs on every request.
+   * True the first time a nonce's key is seen in its minute's bucket, kept `ttlSeconds` (until the
+   * minute leaves the window). A store that can answer at once (the embedded one) may return the
+   * answer itself: this runs on every request.
    */
-  useNonce (tokenHash: string, nonce: string, ttlSeconds: number): boolean | Promise<boolean>
+  useNonce (use: NonceUse): boolean | Promise<boolean>
+  /**
+   * `useNonce` behind a quota counter, atomically: when the counter has reached its limit the
+   * answer is `over` and the nonce is not recorded (it may be sent again); else the nonce is
+   * recorded and, when it is fresh, counted. The Redis store does it in the nonce batch's script.
+   */
+  useCountedNonce (use: NonceUse, count: QuotaCount): CountedUse | Promise<CountedUse>
+  /** The counts of the named counters in a window (0 for none): for `clients show`. */
+  quotaUsed (names: string[], window: number): Promise<number[]>
+  /** How many nonces are held, and about how many bytes they take: for the metrics. */
+  nonceStats (): Promise<NonceStats>
 
   /**
    * Counts one hit on a rate-limit counter shared by every instance; the first hit opens a window

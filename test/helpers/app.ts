@@ -16,7 +16,7 @@ export interface TestApp {
 }
 
 /** A gateway on the embedded store, or on a Redis of the test's own; closed when the test ends. */
-export async function buildTestApp (t: Test, { store: kind = 'memory', redis, secret, ...config }: { store?: 'memory' | 'redis', redis?: TestRedis, secret?: string } & Partial<GatewayConfig> = {}): Promise<TestApp> {
+export async function buildTestApp (t: Test, { store: kind = 'memory', redis, secret, clock, ...config }: { store?: 'memory' | 'redis', redis?: TestRedis, secret?: string, clock?: () => number } & Partial<GatewayConfig> = {}): Promise<TestApp> {
   let store: Store
   if (kind === 'redis') {
     redis ??= await startRedis(t)
@@ -24,7 +24,7 @@ export async function buildTestApp (t: Test, { store: kind = 'memory', redis, se
   } else {
     store = new MemoryStore()
   }
-  const app = await buildGateway({ store, config, ...(secret !== undefined && { secret }) })
+  const app = await buildGateway({ store, config, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
   t.teardown(async () => {
     await app.close()
     await store.close()

@@ -4,7 +4,8 @@ import {
   deriveOpenId, hashSecret, mintCode, mintMacKey, mintToken, newClientId, newGrantId, openMacKey,
   randomBase64Url, sealMacKey
 } from '../../plugin/core/credentials.js'
-import type { ClientRecord, CodeRecord, Store, TokenRecords, UserRecord } from '../../plugin/store/store.js'
+import type { ClientRecord, CodeRecord, NonceUse, Store, TokenRecords, UserRecord } from '../../plugin/store/store.js'
+import { NonceKeys } from '../../plugin/store/nonce-key.js'
 
 // One suite for every Store implementation: each case gets a fresh store from `makeStore`.
 
@@ -28,6 +29,13 @@ export function newClient (): { record: ClientRecord, secret: string } {
 export function newUser (username = `user-${randomBase64Url(6)}`): { record: UserRecord, password: string } {
   const password = randomBase64Url(12)
   return { record: { id: randomBase64Url(12), username, passwordHash: hashSecret(password), createdAt: Date.now() }, password }
+}
+
+const nonceKeys = new NonceKeys(SECRET)
+
+/** A nonce as the verifier hands it to `useNonce`: of this minute unless told, kept `ttlSeconds`. */
+export function nonceUse (tokenHash: string, nonce: string, { ttlSeconds = 60, minute = Math.floor(Date.now() / 60_000) } = {}): NonceUse {
+  return nonceKeys.use(tokenHash, nonce, minute, ttlSeconds)
 }
 
 export interface IssuedCode { grantId: string, code: string, hash: string, record: CodeRecord }
@@ -397,16 +405,31 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.ok(await heard.waitFor(issued.accessHash, 1000), 'heard within 1 s')
   })
 
-  test('nonces: once per token, again after the ttl', async (t, store) => {
+  test('nonces: once per token and minute, again once the minute\'s bucket has expired', async (t, store) => {
     const [g1, g2] = [newGrantId(), newGrantId()]
     const [h1, h2] = [hashSecret(mintToken(SECRET, g1)), hashSecret(mintToken(SECRET, g2))]
-    t.equal(await store.useNonce(h1, '264095:7d8f3e4a', 1), true)
-    t.equal(await store.useNonce(h1, '264095:7d8f3e4a', 1), false, 'replayed nonce')
-    t.equal(await store.useNonce(h2, '264095:7d8f3e4a', 1), true, 'per token')
-    t.equal(await store.useNonce(h1, '264096:0a1b2c3d', 1), true, 'another nonce')
+    const minute = Math.floor(Date.now() / 60_000)
+    const once = { ttlSeconds: 1, minute }
+    t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, once)), true, 'fresh')
+    t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, once)), false, 'replayed nonce')
+    t.equal(await store.useNonce(nonceUse(h2, `-83:${minute}`, once)), true, 'per token')
+    t.equal(await store.useNonce(nonceUse(h1, `84:${minute}`, once)), true, 'another nonce')
+    t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, { ttlSeconds: 60, minute: minute + 1 })), true, 'another minute is another bucket')
+    t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, { ttlSeconds: 60, minute: minute + 1 })), false)
+    t.equal((await store.nonceStats()).held, 4, 'four nonces held')
+    t.ok((await store.nonceStats()).bytes > 0, 'and they take memory')
     await sleep(1200)
-    t.equal(await store.useNonce(h1, '264095:7d8f3e4a', 1), true, 'usable again after its ttl')
-    t.equal(await store.useNonce(h1, '264095:7d8f3e4a', 1), false)
+    t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, once)), true, 'usable again once its bucket expired (the verifier refuses it as stale by then)')
+    t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, once)), false)
+    t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, { ttlSeconds: 60, minute: minute + 1 })), false, 'the later bucket is still there')
+  })
+
+  test('nonces: one turn\'s many checks answered each, in order', async (t, store) => {
+    const hashes = Array.from({ length: 64 }, () => hashSecret(mintToken(SECRET, newGrantId())))
+    const uses = hashes.flatMap((hash) => [nonceUse(hash, '1:a'), nonceUse(hash, '2:b')])
+    t.same(await Promise.all(uses.map(async (use) => await store.useNonce(use))), uses.map(() => true), 'all fresh')
+    const mixed = hashes.map((hash, i) => nonceUse(hash, i % 2 === 0 ? '1:a' : '3:c'))
+    t.same(await Promise.all(mixed.map(async (use) => await store.useNonce(use))), hashes.map((_, i) => i % 2 === 1), 'replays refused, fresh ones accepted, each its own answer')
   })
 
   test('serverSecret keeps the first proposal', async (t, store) => {

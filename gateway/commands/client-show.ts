@@ -1,0 +1,57 @@
+import type { ClientRecord, Store } from '../../plugin/index.js'
+import { loadConfig, type RouteRule } from '../config.js'
+import { withAdminStore } from './admin-store.js'
+import { OperatorError, parseCommand, UsageError } from './usage.js'
+
+/** One limited route as `clients show` prints it: the limit that applies and the window's use. */
+export interface RouteQuotaUse {
+  route: string
+  perMinute: number
+  /** Where the limit comes from: the client's own, or the route's default. */
+  from: 'client' | 'route'
+  used: number
+}
+
+/** The client's limit and this minute's use on each route of `routes` with a quota (counters named as quota.ts names them). */
+export async function quotaUses (store: Store, client: ClientRecord, routes: RouteRule[], now = Date.now()): Promise<RouteQuotaUse[]> {
+  const limited = routes.filter((route) => route.quota !== undefined)
+  const used = await store.quotaUsed(limited.map((route) => `${client.id}:${route.path}`), Math.floor(now / 60_000))
+  return limited.map((route, index) => ({
+    route: route.path,
+    perMinute: client.quotaPerMinute ?? route.quota!.perMinute,
+    from: client.quotaPerMinute === undefined ? 'route' : 'client',
+    used: used[index]!
+  }))
+}
+
+/**
+ * `clients show ID [--config FILE]`: the client's record (no secret) and, for each route of the
+ * gateway config with a quota, the limit that applies and the current minute's use over every
+ * instance (on the shared store).
+ */
+export async function show (args: string[]): Promise<void> {
+  const { values, positionals } = parseCommand('clients show', { args, allowPositionals: true, options: { config: { type: 'string' }, json: { type: 'boolean' } } })
+  if (positionals.length !== 1) throw new UsageError('clients show needs exactly one client id')
+  const config = await loadConfig(values.config).catch((error: unknown) => {
+    throw new OperatorError((error as Error).message)
+  })
+  await withAdminStore(async (store) => {
+    const client = await store.getClient(positionals[0]!)
+    if (client === undefined) throw new OperatorError(`no client ${positionals[0]!}`)
+    const quotas = await quotaUses(store, client, config.routes)
+    const { secretHash: _secret, previousSecretHash: _previous, ...shown } = client
+    if (values.json === true) {
+      process.stdout.write(`${JSON.stringify({ ...shown, quotas })}\n`)
+      return
+    }
+    const lines = [
+      `client_id:      ${client.id}`,
+      `name:           ${client.name}`,
+      `scope:          ${client.scopes.join(' ')}`,
+      `quota:          ${client.quotaPerMinute === undefined ? 'route defaults' : `${client.quotaPerMinute} a minute on every limited route`}`,
+      ...quotas.map(({ route, perMinute, from, used }) => `  ${route}: ${used} of ${perMinute} this minute (${from === 'client' ? 'its own limit' : 'the route\'s default'})`),
+      ...(quotas.length === 0 ? ['  (no route of the config has a quota)'] : [])
+    ]
+    process.stdout.write(`${lines.join('\n')}\n`)
+  })
+}

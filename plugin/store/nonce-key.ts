@@ -1,0 +1,41 @@
+import { hash } from 'node:crypto'
+
+/**
+ * What the stores keep of a used nonce: 8 bytes (64 bits) of a keyed hash of the token hash and the
+ * nonce, under the server secret. Nobody without the secret can aim two (token, nonce) pairs at
+ * one value; a chance collision only makes a fresh request look replayed (CONTRACT §6, "Replay
+ * memory"). The hash is SHA-256 over secret ‖ token hash ‖ nonce, truncated: one hash call
+ * (~0.8 µs, a third of an HMAC's), and a secret-prefix hash is a sound keyed hash here because
+ * its outputs never leave the stores (no length extension without an output to extend).
+ */
+export const NONCE_KEY_BYTES = 8
+
+/** One nonce to record, as the verifier hands it to `Store.useNonce`. */
+export interface NonceUse {
+  /**
+   * The keyed hash of (token hash, nonce), whole (32 bytes, no copy): the first `NONCE_KEY_BYTES`
+   * are what is compared; the Redis store spreads its sets by the next one.
+   */
+  key: Buffer
+  /** The nonce's minute (its `M`): the bucket it is kept in. */
+  minute: number
+  /** Seconds until that minute leaves the freshness window: the bucket's lifetime. */
+  ttlSeconds: number
+  /** The token hash and the nonce themselves: only the Redis store's upgrade window reads them. */
+  tokenHash: string
+  nonce: string
+}
+
+/** Makes the `NonceUse` of a verified request under one server secret. */
+export class NonceKeys {
+  readonly #prefix: string
+
+  constructor (secret: string) {
+    // The secret is the same for every input, and a token hash (hex) holds no newline: the parts cannot run into each other.
+    this.#prefix = `macgate nonce\n${secret}\n`
+  }
+
+  use (tokenHash: string, nonce: string, minute: number, ttlSeconds: number): NonceUse {
+    return { key: hash('sha256', `${this.#prefix}${tokenHash}\n${nonce}`, 'buffer'), minute, ttlSeconds, tokenHash, nonce }
+  }
+}

@@ -1,0 +1,107 @@
+// The Redis store's replay memory: minute buckets (sets of 8-byte keyed hashes), what a held nonce
+// costs in used_memory, and the upgrade from one key per nonce.
+import { randomBytes } from 'node:crypto'
+import t, { type Test } from 'tap'
+import { RedisStore } from '../plugin/store/redis.js'
+import { LEGACY_WINDOW_MS } from '../plugin/store/redis-nonces.js'
+import { startRedis } from './helpers/redis.js'
+import { nonceUse } from './helpers/store-suite.js'
+import type { NonceUse } from '../plugin/store/store.js'
+
+const redis = await startRedis(t)
+let stores = 0
+
+async function open (t: Test, prefix = `${redis.prefix}${++stores}:`): Promise<RedisStore> {
+  const store = await new RedisStore(redis.url, { prefix }).connect()
+  t.teardown(() => store.close())
+  return store
+}
+
+const tokenHash = (): string => randomBytes(32).toString('hex')
+
+/** What the store before minute buckets wrote for a used nonce: its own key, in its token's tag, until the minute left the window. */
+async function oldLayoutNonce (store: RedisStore, hash: string, nonce: string, ttlSeconds: number): Promise<void> {
+  const slot = (hash.charCodeAt(0) & 15).toString(16)
+  await store.redis.eval("return redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') and 1 or 0", 1, `${store.prefix}{n:${slot}}:${hash}:${nonce}`, ttlSeconds)
+}
+
+t.test('sets per (tag, minute), of integers, expiring once with their minute; no key per nonce', async (t) => {
+  const store = await open(t)
+  const minute = Math.floor(Date.now() / 60_000)
+  const uses = Array.from({ length: 40 }, () => nonceUse(tokenHash(), `1:${minute}`, { minute, ttlSeconds: 300 }))
+  t.same(await Promise.all(uses.map(async (use) => await store.useNonce(use))), uses.map(() => true))
+  const keys = (await store.redis.keys(`${store.prefix}{n:*`)).sort()
+  const setOf = (use: NonceUse): string => `${store.prefix}{n:${(use.tokenHash.charCodeAt(0) & 15).toString(16)}}:${minute}:${use.key[8]!.toString(16)}`
+  t.same(keys, [...new Set(uses.map(setOf))].sort(), 'one set per (tag of the token, minute, ninth byte of the keyed hash)')
+  for (const key of keys) {
+    t.equal(await store.redis.object('ENCODING', key), 'intset', `${key} is an intset`)
+    const ttl = await store.redis.ttl(key)
+    t.ok(ttl > 290 && ttl <= 300, `${key} expires with its minute (${ttl} s)`)
+  }
+  t.ok(await store.redis.sismember(setOf(uses[0]!), uses[0]!.key.readBigInt64LE(0).toString()), 'a member is the keyed hash\'s first 8 bytes as a signed integer')
+  const sameSet = (ttlSeconds: number): NonceUse => ({ ...uses[0]!, ttlSeconds, key: Buffer.concat([randomBytes(8), uses[0]!.key.subarray(8)]) })
+  await store.useNonce(sameSet(100))
+  t.ok(await store.redis.ttl(setOf(uses[0]!)) > 290, 'a shorter lifetime does not shorten the set\'s')
+  await store.useNonce(sameSet(900))
+  t.ok(await store.redis.ttl(setOf(uses[0]!)) > 890, 'a longer one (a verifier with a wider skew) lengthens it')
+  t.equal((await store.nonceStats()).held, 42, 'the stats count every set of the minute')
+  await store.useNonce(nonceUse(tokenHash(), '1:1', { minute: minute - 100, ttlSeconds: 1 }))
+  t.equal((await store.nonceStats()).held, 42, 'a minute long out of the window is no longer counted')
+})
+
+t.test('upgrading: nonces the old layout recorded stay refused through the window', async (t) => {
+  const prefix = `${redis.prefix}upgrade:`
+  const old = await open(t, `${redis.prefix}upgrade-writer:`)
+  // A deployment of the old layout: its server secret, and nonces it recorded one key each.
+  await old.redis.set(`${prefix}secret`, 'the-old-secret')
+  const [h1, h2] = [tokenHash(), tokenHash()]
+  const minute = Math.floor(Date.now() / 60_000)
+  const writer = { prefix, redis: old.redis } as unknown as RedisStore
+  await oldLayoutNonce(writer, h1, `7:${minute}`, 360)
+  await oldLayoutNonce(writer, h2, `-9:${minute}`, 360)
+  const store = await open(t, prefix)
+  t.match(await store.redis.get(`${prefix}nonce-layout:buckets`), /^\d{13}$/, 'the upgrade is marked with its time')
+  t.same(await Promise.all([
+    store.useNonce(nonceUse(h1, `7:${minute}`, { minute, ttlSeconds: 360 })),
+    store.useNonce(nonceUse(h2, `-9:${minute}`, { minute, ttlSeconds: 360 })),
+    store.useNonce(nonceUse(h1, `8:${minute}`, { minute, ttlSeconds: 360 }))
+  ]), [false, false, true], 'the old layout\'s nonces refused, a new one accepted')
+  t.equal(await store.useNonce(nonceUse(h1, `8:${minute}`, { minute, ttlSeconds: 360 })), false, 'and the new one then refused')
+  const second = await open(t, prefix)
+  t.equal(await second.useNonce(nonceUse(h2, `-9:${minute}`, { minute, ttlSeconds: 360 })), false, 'another instance started later keeps the same window')
+
+  // Once the window has passed (the marker moved back past it), old keys are no longer looked at.
+  await store.redis.set(`${prefix}nonce-layout:buckets`, String(Date.now() - LEGACY_WINDOW_MS - 1))
+  const late = await open(t, prefix)
+  await oldLayoutNonce(writer, h2, `10:${minute}`, 360)
+  t.equal(await late.useNonce(nonceUse(h2, `10:${minute}`, { minute, ttlSeconds: 360 })), true, 'past the window an old key cannot live: not looked at')
+})
+
+t.test('a new deployment has no upgrade window', async (t) => {
+  const store = await open(t)
+  t.equal(await store.redis.get(`${store.prefix}nonce-layout:buckets`), '0', 'marked: nothing to honour')
+  const hash = tokenHash()
+  await oldLayoutNonce(store, hash, '1:1', 360)
+  t.equal(await store.useNonce(nonceUse(hash, '1:1')), true, 'old-layout keys are not looked at (none can exist)')
+})
+
+t.test('used_memory per held nonce: 200,000 nonces in one minute', async (t) => {
+  const own = await startRedis(t)
+  const store = await new RedisStore(own.url, { prefix: own.prefix }).connect()
+  t.teardown(() => store.close())
+  const usedMemory = async (): Promise<number> => Number(/used_memory:(\d+)/.exec(await store.redis.info('memory'))![1])
+  const count = 200_000
+  const minute = Math.floor(Date.now() / 60_000)
+  const before = await usedMemory()
+  for (let sent = 0; sent < count; sent += 2000) {
+    // One turn's worth at a time, as the gateway batches them.
+    const fresh = await Promise.all(Array.from({ length: 2000 }, async () => await store.useNonce(nonceUse(tokenHash(), `${sent}:${minute}`, { minute, ttlSeconds: 600 }))))
+    if (!fresh.every(Boolean)) t.fail('a fresh nonce refused')
+  }
+  const grown = await usedMemory() - before
+  const stats = await store.nonceStats()
+  t.comment(`${count} nonces: used_memory grew ${(grown / 2 ** 20).toFixed(1)} MiB, ${(grown / count).toFixed(1)} bytes each; MEMORY USAGE says ${(stats.bytes / count).toFixed(1)}`)
+  t.ok(grown / count <= 64, `${(grown / count).toFixed(1)} bytes of used_memory a nonce, at most 64`)
+  t.equal(stats.held, count, 'the stats count them')
+  t.ok(Math.abs(stats.bytes - grown) < grown * 0.25, 'the bytes estimate within a quarter of the growth')
+})
