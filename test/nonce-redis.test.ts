@@ -31,8 +31,8 @@ t.test('sets per (tag, minute), of integers, expiring once with their minute; no
   const uses = Array.from({ length: 40 }, () => nonceUse(tokenHash(), `1:${minute}`, { minute, ttlSeconds: 300 }))
   t.same(await Promise.all(uses.map(async (use) => await store.useNonce(use))), uses.map(() => true))
   const keys = (await store.redis.keys(`${store.prefix}{n:*`)).sort()
-  const setOf = (use: NonceUse): string => `${store.prefix}{n:${(use.tokenHash.charCodeAt(0) & 15).toString(16)}}:${minute}:${use.key[8]!.toString(16)}`
-  t.same(keys, [...new Set(uses.map(setOf))].sort(), 'one set per (tag of the token, minute, ninth byte of the keyed hash)')
+  const setOf = (use: NonceUse): string => `${store.prefix}{n:${(use.key[9]! & 15).toString(16)}}:${minute}:${use.key[8]!.toString(16)}`
+  t.same(keys, [...new Set(uses.map(setOf))].sort(), 'one set per (tag and set by the keyed hash\'s 10th and 9th bytes, minute)')
   for (const key of keys) {
     t.equal(await store.redis.object('ENCODING', key), 'intset', `${key} is an intset`)
     const ttl = await store.redis.ttl(key)
@@ -70,11 +70,19 @@ t.test('upgrading: nonces the old layout recorded stay refused through the windo
   const second = await open(t, prefix)
   t.equal(await second.useNonce(nonceUse(h2, `-9:${minute}`, { minute, ttlSeconds: 360 })), false, 'another instance started later keeps the same window')
 
-  // Once the window has passed (the marker moved back past it), old keys are no longer looked at.
-  await store.redis.set(`${prefix}nonce-layout:buckets`, String(Date.now() - LEGACY_WINDOW_MS - 1))
+  // Minutes past the window (the marker moved back before it), old keys are no longer looked at.
+  await store.redis.set(`${prefix}nonce-layout:buckets`, String(Date.now() - LEGACY_WINDOW_MS - 120_000))
   const late = await open(t, prefix)
   await oldLayoutNonce(writer, h2, `10:${minute}`, 360)
   t.equal(await late.useNonce(nonceUse(h2, `10:${minute}`, { minute, ttlSeconds: 360 })), true, 'past the window an old key cannot live: not looked at')
+})
+
+t.test('one token\'s nonces spread over every tag (a cluster shares even one busy token)', async (t) => {
+  const store = await open(t)
+  const hash = tokenHash()
+  await Promise.all(Array.from({ length: 400 }, async (_, i) => await store.useNonce(nonceUse(hash, `${i}:1`))))
+  const tags = new Set((await store.redis.keys(`${store.prefix}{n:*`)).map((key) => key.slice(store.prefix.length, store.prefix.length + 5)))
+  t.equal(tags.size, 16, 'all 16 tags')
 })
 
 t.test('a new deployment has no upgrade window', async (t) => {

@@ -20,8 +20,9 @@ export type NonceObserver = ((command: string, seconds: number, failed: boolean)
 /**
  * The longest an old-layout nonce key (`{n:S}:TOKENHASH:NONCE`, one key per nonce, before the
  * minute sets) can live: its TTL ran to the end of its minute's window, at most 2 × skew + 2
- * minutes with the largest skew allowed (60). For that long after the first start of this layout
- * on a Redis that already held macgate's data, each nonce's old key is checked too.
+ * minutes with the largest skew allowed (60). The nonces of the minutes up to that long after the
+ * first start of this layout on a Redis that already held macgate's data are checked against their
+ * old key too.
  */
 export const LEGACY_WINDOW_MS = (2 * 60 + 2) * 60_000
 
@@ -41,8 +42,8 @@ const SETS_PER_TAG = 256
  *
  * The nonces of one event-loop turn go to Redis together, as one script call (setImmediate, not
  * nextTick: requests read from different sockets in one turn share a batch). Sets spread over 16
- * tags by token hash, so that a cluster shares the load: a single Redis takes the whole turn in one
- * call, a cluster one call per tag. Each request costs one promise (its answer, read from the
+ * tags by another byte of the keyed hash, evenly however few tokens carry the load, so that a
+ * cluster shares it: a single Redis takes the whole turn in one call, a cluster one call per tag. Each request costs one promise (its answer, read from the
  * batch's); each batch, its own and the script call's.
  */
 export class RedisNonces {
@@ -54,8 +55,8 @@ export class RedisNonces {
   readonly #counters: CounterBatches
   /** This turn's batches: one on a single Redis (index 0), else one per slot tag. */
   #batches: Array<Batch | undefined> = []
-  /** Until when old-layout keys are also checked (Unix ms); 0: none can exist. */
-  #legacyUntil = 0
+  /** Nonces of minutes before this one are also checked against their old-layout key; 0: none can exist. */
+  #legacyMinute = 0
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
   readonly #known = new Map<number, number>()
 
@@ -77,7 +78,7 @@ export class RedisNonces {
     const upgrading = await this.#redis.exists(`${this.#prefix}secret`) === 1
     await this.#redis.set(marker, upgrading ? String(now) : '0', 'NX')
     const since = Number(await this.#redis.get(marker))
-    this.#legacyUntil = since > 0 ? since + LEGACY_WINDOW_MS : 0
+    this.#legacyMinute = since > 0 ? Math.ceil((since + LEGACY_WINDOW_MS) / 60_000) : 0
   }
 
   use (use: NonceUse): Promise<boolean> {
@@ -125,7 +126,10 @@ export class RedisNonces {
 
   /** Puts a nonce (and its counter's key, if any) in this turn's batch of its tag: the batch and its place. */
   #add ({ key, minute, ttlSeconds, tokenHash, nonce }: NonceUse, counterKey: string | 0, counterTtl: number, limit = 0): [Batch, number] {
-    const slot = tokenHash.charCodeAt(0) & 15
+    // By the nonce's minute, so that a nonce meets the same set whenever it comes: minutes an old
+    // key may cover keep the old layout's tag (the token's), with the old key beside them.
+    const legacy = minute < this.#legacyMinute
+    const slot = legacy ? tokenHash.charCodeAt(0) & 15 : key[NONCE_KEY_BYTES + 1]! & 15
     const batch = this.#batch(this.#perSlot ? slot : 0)
     const set = key[NONCE_KEY_BYTES]!
     const setId = (minute * 16 + slot) * SETS_PER_TAG + set
@@ -145,10 +149,8 @@ export class RedisNonces {
         batch.counterArgs.push(counter, counterTtl)
       }
     }
-    // The old layout's key, in the same tag: only while one can still live.
-    const old = this.#legacyUntil > 0 && Date.now() < this.#legacyUntil
-      ? batch.keys.push(`${this.#prefix}{n:${slot.toString(16)}}:${tokenHash}:${nonce}`)
-      : 0
+    // The old layout's key, in the same tag: only for minutes one may cover.
+    const old = legacy ? batch.keys.push(`${this.#prefix}{n:${slot.toString(16)}}:${tokenHash}:${nonce}`) : 0
     // A decimal integer: what Redis keeps in an intset.
     batch.nonceArgs.push(setIndex, key.readBigInt64LE(0).toString(), old, counter, limit)
     return [batch, batch.size++]
