@@ -44,8 +44,15 @@ t.test('clients add/update --quota-per-minute, clients show with this minute\'s 
   // A gateway on the same Redis admits three requests of another client: `clients show` counts them.
   const { app } = await buildTestApp(t, { store: 'redis', redis, routes })
   const tokens = await liveToken(app)
-  for (let i = 0; i < 3; i++) t.equal((await signedInject(app, { url: '/user/profile', token: tokens.accessToken, macKey: tokens.macKey })).statusCode, 200)
-  const counted = await runInProcess(['clients', 'show', tokens.clientId, '--config', config], env)
+  // This minute's count: a minute that turns between the requests and `clients show` splits them
+  // over two windows, so the block runs again in the new one (a minute cannot turn twice in it).
+  let counted = { stdout: '' }
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const minute = Math.floor(Date.now() / 60_000)
+    for (let i = 0; i < 3; i++) t.equal((await signedInject(app, { url: '/user/profile', token: tokens.accessToken, macKey: tokens.macKey })).statusCode, 200)
+    counted = await runInProcess(['clients', 'show', tokens.clientId, '--config', config], env)
+    if (Math.floor(Date.now() / 60_000) === minute) break
+  }
   t.match(counted.stdout, /quota: +route defaults\n {2}\/user\/profile: 3 of 600 this minute \(the route's default\)\n$/)
   const sampleOnly = await runInProcess(['clients', 'show', tokens.clientId], env)
   t.match(sampleOnly.stdout, /\(no route of the config has a quota\)\n$/, 'without --config: the sample routes, none limited')
