@@ -2,7 +2,7 @@
 // microseconds go, written beside the bench's own results.
 import { mkdir, writeFile } from 'node:fs/promises'
 import type { Counts } from './counters.js'
-import type { ScenarioResult } from './report.js'
+import type { BenchRun, ScenarioResult } from './report.js'
 
 export interface LadderRung extends ScenarioResult {
   /** Per request, from the target's counting passes. */
@@ -12,15 +12,7 @@ export interface LadderRung extends ScenarioResult {
   addedCounts: Counts
 }
 
-export interface LadderReport {
-  date: string
-  quick: boolean
-  cores: number
-  node: string
-  pinning: string
-  secondsPerRun: number
-  rounds: number
-  connections: number
+export interface LadderReport extends BenchRun {
   /** Requests of each counting pass. */
   countedRequests: number
   rungs: LadderRung[]

@@ -45,16 +45,20 @@ export interface TargetResult {
   met: boolean
 }
 
-export interface Report {
+/** What a run of the bench was, for its report and the ladder's alike. */
+export interface BenchRun {
   date: string
   quick: boolean
   cores: number
   node: string
   pinning: string
   secondsPerRun: number
-  /** Rounds each alternated scenario ran (after a warm-up). */
+  /** Rounds each alternated scenario (or rung) ran (after a warm-up). */
   rounds: number
   connections: number
+}
+
+export interface Report extends BenchRun {
   scenarios: ScenarioResult[]
   targets: TargetResult[]
   /** The mix scenario's live tokens, made once before any measurement, and its token LRU's size. */
