@@ -4,15 +4,15 @@
 // rounds, best undisturbed round: bench/measure.ts), then counted in passes of its own: V8 heap
 // bytes, promises, nextTick ticks and write system calls per request (bench/counters.ts).
 import { mkdtemp, rm } from 'node:fs/promises'
-import { cpus, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import type { Counts } from './counters.js'
 import { writeLadder, type LadderReport, type LadderRung, ladderTable } from './ladder-report.js'
 import { runLoad, signed, zipfSigned } from './load.js'
-import { alternated, compareWith, ROUNDS, SECONDS, summarise } from './measure.js'
+import { alternated, compareWith, ROUNDS, runFacts, SECONDS, summarise } from './measure.js'
 import { resultsDirectory } from './paths.js'
-import { pinning, startGateway, startRedis, startServer, type Gateway } from './processes.js'
+import { startGateway, startRedis, startServer, type Gateway } from './processes.js'
 import { GATEWAY_STEPS, type GatewayStep } from './rungs.js'
 import { base, CONNECTIONS, PATH, POPULATION, quick, stopAll, type Scenario, type Stop } from './scenarios.js'
 
@@ -123,14 +123,7 @@ export async function runLadder (): Promise<void> {
   try {
     const rungs = await measureLadder(await startRungs(stops))
     const report: LadderReport = {
-      date: new Date().toISOString(),
-      quick,
-      cores: cpus().length,
-      node: process.version,
-      pinning: pinning ? 'taskset: the rung on core 0; load, upstream, Redis on core 1' : 'no taskset: unpinned',
-      secondsPerRun: SECONDS,
-      rounds: ROUNDS,
-      connections: CONNECTIONS,
+      ...runFacts('the rung'),
       countedRequests: COUNTED_REQUESTS,
       rungs
     }

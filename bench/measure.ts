@@ -6,12 +6,28 @@ import type { Redis } from 'ioredis'
 import { DISTURBED_CORES, othersCores, sampleCpu } from './disturbance.js'
 import { runLoad, type LoadResult } from './load.js'
 import type { CacheStats } from './messages.js'
-import type { ScenarioResult } from './report.js'
+import type { BenchRun, ScenarioResult } from './report.js'
+import { cpus } from 'node:os'
+import { pinning } from './processes.js'
 import { base, CONNECTIONS, FIXED_RATE_CONNECTIONS, PATH, quick, type Scenario } from './scenarios.js'
 
 /** Full runs: a warm-up, then 7 rounds of 3 s; a quick run (the smoke test) one round of 1 s. */
 export const SECONDS = quick ? 1 : 3
 export const ROUNDS = quick ? 1 : 7
+
+/** The facts of this run every report starts with; `onCore0` names what the pinning gives core 0. */
+export function runFacts (onCore0: string): BenchRun {
+  return {
+    date: new Date().toISOString(),
+    quick,
+    cores: cpus().length,
+    node: process.version,
+    pinning: pinning ? `taskset: ${onCore0} on core 0; load, upstream, Redis on core 1` : 'no taskset: unpinned',
+    secondsPerRun: SECONDS,
+    rounds: ROUNDS,
+    connections: CONNECTIONS
+  }
+}
 
 /** How one measurement loads its scenario: for `seconds`, or `amount` requests, at most or at `rate`. */
 export interface Run {

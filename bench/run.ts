@@ -2,16 +2,15 @@
 // a plain proxy, alternating scenarios over rounds and reporting the best undisturbed round and the
 // median (the machine is shared). The scenarios and the processes they load are in
 // bench/scenarios.ts, how one is measured in bench/measure.ts; `--ladder` runs bench/ladder.ts instead.
-import { cpus } from 'node:os'
 import type { Redis } from 'ioredis'
 import { assess, chartGoals, type Results } from './goals.js'
 import { runLadder } from './ladder.js'
-import { alternated, compareWith, measure, ROUNDS, SECONDS, summarise, type Run } from './measure.js'
+import { alternated, compareWith, measure, ROUNDS, runFacts, SECONDS, summarise, type Run } from './measure.js'
 import { resultsDirectory } from './paths.js'
-import { pinning, pinSelf, type Population } from './processes.js'
+import { pinSelf, type Population } from './processes.js'
 import { BASELINE_ID, table, writeReport, type Report, type ScenarioResult } from './report.js'
 import {
-  codeExchangeScenario, CODE_COUNT, CONNECTIONS, fixedRateScenarios, MIX_LRU, quick, seedPopulation, startBench,
+  codeExchangeScenario, CODE_COUNT, fixedRateScenarios, MIX_LRU, seedPopulation, startBench,
   stopAll, throughputScenarios, upstreamAlone, WORKER_COUNTS, workersScenario, type Bench, type Scenario, type Stop
 } from './scenarios.js'
 
@@ -73,14 +72,7 @@ async function runScenarios (bench: Bench): Promise<{ measured: Measured[], popu
 function buildReport (measured: Measured[], population: Population): Report {
   const results: Results = new Map(measured.map(({ result }) => [result.id, result]))
   return {
-    date: new Date().toISOString(),
-    quick,
-    cores: cpus().length,
-    node: process.version,
-    pinning: pinning ? 'taskset: gateway on core 0; load, upstream, Redis on core 1' : 'no taskset: unpinned',
-    secondsPerRun: SECONDS,
-    rounds: ROUNDS,
-    connections: CONNECTIONS,
+    ...runFacts('gateway'),
     scenarios: measured.map(({ result }) => result),
     targets: measured.flatMap(({ scenario, result }) => (scenario.goals ?? []).map((goal) => assess(goal, result, results))),
     populationTokens: population.credentials.length,
