@@ -19,6 +19,8 @@ export class OAuthError extends Error {
   declare retryAfter?: number
   /** With `macDebug`, a mac mismatch carries the server's string to sign (never the key or the mac). */
   declare stringToSign?: string
+  /** Which case of its kind this is, where a kind has several that are counted apart (the MAC verifier's refusals). */
+  declare reason?: string
 }
 
 export interface ErrorOptions {
@@ -26,6 +28,7 @@ export interface ErrorOptions {
   /** Seconds, for Retry-After. */
   retryAfter?: number
   stringToSign?: string
+  reason?: string
 }
 
 export interface OAuthErrorFactory {
@@ -55,12 +58,13 @@ interface Definition {
 function define (kind: string, { errno, code, text, statusCode, advice = ADVICE.client }: Definition): OAuthErrorFactory {
   const ErrorClass = createError(code, '%s', statusCode, OAuthError as unknown as ErrorConstructor)
   Object.assign(ErrorClass.prototype, { errno, advice, kind })
-  const make = (description = text, { cause, retryAfter, stringToSign }: ErrorOptions = {}): OAuthError => {
+  const make = (description = text, { cause, retryAfter, stringToSign, reason }: ErrorOptions = {}): OAuthError => {
     const error = (cause === undefined ? new ErrorClass(description) : new ErrorClass(description, { cause })) as unknown as OAuthError
     // @fastify/error sets the status on the instance; the kind's own is the only one there is.
     error.statusCode = statusCode
     if (retryAfter !== undefined) error.retryAfter = retryAfter
     if (stringToSign !== undefined) error.stringToSign = stringToSign
+    if (reason !== undefined) error.reason = reason
     return error
   }
   // Kinds sharing a contract code share @fastify/error's instanceof: compare the kind instead.

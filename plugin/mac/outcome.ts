@@ -2,14 +2,8 @@ import type { OAuthError } from '../core/errors.js'
 import type { VerificationOutcome } from '../core/metrics.js'
 import { DENIALS } from './verify.js'
 
-const BY_DENIAL = new Map<string, VerificationOutcome>([
-  [DENIALS.macMismatch, 'mac_mismatch'],
-  [DENIALS.staleNonce, 'stale_nonce'],
-  [DENIALS.futureNonce, 'stale_nonce'],
-  [DENIALS.replayedNonce, 'replayed_nonce'],
-  [DENIALS.tokenParameter, 'query_binding'],
-  [DENIALS.clientIdParameter, 'query_binding']
-])
+/** The verifier's 96012 refusals carry their reason (set where each is thrown). */
+const BY_REASON = new Map<string, VerificationOutcome>(Object.values(DENIALS).map(({ reason }) => [reason, reason]))
 
 const BY_KIND: Record<string, VerificationOutcome> = {
   invalidAuthorization: 'malformed_header',
@@ -22,6 +16,6 @@ const BY_KIND: Record<string, VerificationOutcome> = {
 
 /** The reason a refusal is counted under in `macgate_verifications_total` (only on the refusal path). */
 export function outcomeOf (failure: OAuthError): VerificationOutcome {
-  if (failure.kind === 'accessDenied') return BY_DENIAL.get(failure.message) ?? 'mac_mismatch'
-  return BY_KIND[failure.kind] ?? 'internal'
+  const reason = failure.reason === undefined ? undefined : BY_REASON.get(failure.reason)
+  return reason ?? BY_KIND[failure.kind] ?? 'internal'
 }

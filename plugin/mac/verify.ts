@@ -1,4 +1,5 @@
-import { errors } from '../core/errors.js'
+import { errors, type ErrorOptions, type OAuthError } from '../core/errors.js'
+import type { VerificationOutcome } from '../core/metrics.js'
 import type { Store } from '../store/store.js'
 import { NonceKeys } from '../store/nonce-key.js'
 import { Quotas, quotaExceeded, type QuotaReading } from './quota.js'
@@ -34,15 +35,22 @@ export interface VerifierOptions {
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
 
-/** The descriptions of the verifier's 96012 refusals; `outcome.ts` counts each under its reason. */
+/** The verifier's 96012 refusals: each one's description, and the reason the error carries (`outcome.ts` counts it). */
 export const DENIALS = {
-  macMismatch: 'mac does not match',
-  staleNonce: 'nonce is stale',
-  futureNonce: 'nonce is from the future',
-  replayedNonce: 'nonce already used',
-  tokenParameter: 'token parameter does not match the access token',
-  clientIdParameter: 'clientId parameter does not match the token'
-} as const
+  macMismatch: { description: 'mac does not match', reason: 'mac_mismatch' },
+  staleNonce: { description: 'nonce is stale', reason: 'stale_nonce' },
+  futureNonce: { description: 'nonce is from the future', reason: 'stale_nonce' },
+  replayedNonce: { description: 'nonce already used', reason: 'replayed_nonce' },
+  tokenParameter: { description: 'token parameter does not match the access token', reason: 'query_binding' },
+  clientIdParameter: { description: 'clientId parameter does not match the token', reason: 'query_binding' }
+} as const satisfies Record<string, { description: string, reason: VerificationOutcome }>
+
+type Denial = typeof DENIALS[keyof typeof DENIALS]
+
+/** A 96012 refusal of the verifier, carrying its reason. */
+function denied ({ description, reason }: Denial, options: ErrorOptions = {}): OAuthError {
+  return errors.accessDenied(description, { ...options, reason })
+}
 
 /**
  * The check of one signed request, in Hawk's order: read the clock once (every time check of the
@@ -92,8 +100,8 @@ export class MacVerifier {
     if (!this.#macMatches(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
 
     const drift = nonceMinutes(now) - header.minutes
-    if (drift > this.#skew) throw errors.accessDenied(DENIALS.staleNonce)
-    if (drift < -this.#skew) throw errors.accessDenied(DENIALS.futureNonce)
+    if (drift > this.#skew) throw denied(DENIALS.staleNonce)
+    if (drift < -this.#skew) throw denied(DENIALS.futureNonce)
     checkQueryBindings(rawQuery, header.accessToken, token)
     const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
@@ -121,9 +129,9 @@ export class MacVerifier {
 
   /** The mismatch error; with macDebug it carries what the server signed, so that a client sees which line differs. */
   #mismatch (header: MacHeader, request: { method: string, host: string, path: string, rawQuery: string }): Error {
-    if (!this.#debug) return errors.accessDenied(DENIALS.macMismatch)
+    if (!this.#debug) return denied(DENIALS.macMismatch)
     const text = stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query: canonicalQuery(request.rawQuery) })
-    return errors.accessDenied(DENIALS.macMismatch, { stringToSign: text })
+    return denied(DENIALS.macMismatch, { stringToSign: text })
   }
 
   /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
@@ -133,7 +141,7 @@ export class MacVerifier {
 }
 
 function admitOnce (first: boolean, token: ActiveToken): MacIdentity {
-  if (!first) throw errors.accessDenied(DENIALS.replayedNonce)
+  if (!first) throw denied(DENIALS.replayedNonce)
   return token.identity
 }
 
@@ -150,6 +158,6 @@ function admitCounted (counted: CountedUse | Promise<CountedUse>, token: ActiveT
 function checkQueryBindings (rawQuery: string, accessToken: string, token: ActiveToken): void {
   if (!rawQuery.includes('token') && !rawQuery.includes('clientId') && !rawQuery.includes('%')) return
   const params = new URLSearchParams(rawQuery)
-  if (params.getAll('token').some((value) => value !== accessToken)) throw errors.accessDenied(DENIALS.tokenParameter)
-  if (params.getAll('clientId').some((value) => value !== token.record.clientId)) throw errors.accessDenied(DENIALS.clientIdParameter)
+  if (params.getAll('token').some((value) => value !== accessToken)) throw denied(DENIALS.tokenParameter)
+  if (params.getAll('clientId').some((value) => value !== token.record.clientId)) throw denied(DENIALS.clientIdParameter)
 }
