@@ -23,8 +23,9 @@ type Child = Histogram.Internal<'route' | 'method' | 'status_class'>
  * `macgate_request_duration_seconds` for every request, labelled by the configured open API route
  * (never the path as sent: that would be a label per URL a client invents), else the endpoint's
  * own route, else `unmatched`. A callback hook, with each label set's child kept by route, method
- * and status class in nested maps (no key string built per request), so that the hot path pays
- * two map lookups and one observation.
+ * and status class in nested maps (no key string built per request): per request, two map lookups
+ * (route, method), an array index (status class) and one observation; a label set's first request
+ * also makes its child. Off the open API, the endpoint's route is read from `routeOptions` too.
  */
 export function registerRequestMetrics (app: FastifyInstance, histogram: Histogram<'route' | 'method' | 'status_class'>): void {
   app.decorateRequest('openApiRoute', null)

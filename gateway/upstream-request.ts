@@ -2,7 +2,11 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { MacIdentity } from '../plugin/index.js'
 
-/** Meaningful for one connection only: never forwarded (RFC 9110 §7.6.1), with those Connection names. */
+/**
+ * Meaningful for one connection only: never forwarded (RFC 9110 §7.6.1). Connection itself and the
+ * names it lists are already gone when `upstreamHeaders` runs (reply-from deletes them first), so
+ * `connection` is here only for `isForwarded`, the preflight's answer.
+ */
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-authenticate']
 
 /** Where the request came from, as a proxy in front would say it: only the gateway says it here. */
@@ -44,8 +48,9 @@ function scopeValue (identity: MacIdentity): string {
  * caller claimed itself and (by default) method overrides; with the verified identity and the
  * caller's address as X-Forwarded-For; without Host, which undici writes as each instance's own.
  * `headers` is reply-from's copy of the request's, changed in place (no second copy): it has
- * already taken out Connection and the headers it names (reply-from's index.js, before this runs;
- * test/gateway-edges.test.ts checks it). Node has already lower-cased every name. A header going
+ * already taken out Connection and the headers it names (reply-from's index.js, before its
+ * rewriteRequestHeaders calls this; test/gateway-edges.test.ts checks it over real HTTP), so
+ * nothing here parses Connection. Node has already lower-cased every name. A header going
  * is set to undefined rather than deleted, which keeps the object's shape; undici skips it.
  */
 export function upstreamHeaders (identity: MacIdentity, clientAddress: string, headers: IncomingHttpHeaders, { forwardMethodOverride }: UpstreamHeaderOptions): IncomingHttpHeaders {
