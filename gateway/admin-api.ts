@@ -10,6 +10,8 @@ export interface AdminApiOptions {
   registry: ScopeRegistry
   /** Where operator actions are recorded (the gateway's audit trail). */
   events: AuditEvents
+  /** The plugin's clock where the gateway has one (`app.macgate.clock`); default Date.now. */
+  clock?: () => number
 }
 
 const text = { type: 'string', minLength: 1, maxLength: 2048 }
@@ -42,7 +44,7 @@ const schemas = {
 }
 
 /** A client as the API shows it: no secret hashes, snake_case like the OAuth endpoints. */
-function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...client }: ClientRecord): object {
+function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...client }: ClientRecord, now: number): object {
   return {
     client_id: client.id,
     name: client.name,
@@ -55,7 +57,7 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
     resource_server: client.resourceServer === true,
     mac_algorithm: client.macAlgorithm ?? 'HmacSha1',
     ...(client.quotaPerMinute !== undefined && { quota_per_minute: client.quotaPerMinute }),
-    ...(client.previousSecretUntil !== undefined && client.previousSecretUntil > Date.now() && { previous_secret_until: new Date(client.previousSecretUntil).toISOString() }),
+    ...(client.previousSecretUntil !== undefined && client.previousSecretUntil > now && { previous_secret_until: new Date(client.previousSecretUntil).toISOString() }),
     created_at: new Date(client.createdAt).toISOString()
   }
 }
@@ -65,7 +67,7 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
  * function the CLI calls (the plugin's admin.ts), so both refuse and record alike: an unknown
  * record is a 404, a refused registration a 400 naming the field, a store outage a 503.
  */
-export async function adminApi (app: FastifyInstance, { store, registry, events }: AdminApiOptions): Promise<void> {
+export async function adminApi (app: FastifyInstance, { store, registry, events, clock = Date.now }: AdminApiOptions): Promise<void> {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (error instanceof NoSuchRecordError) return await reply.code(404).send({ error: 'not_found', message: error.message })
     if (error instanceof RegistrationError) return await reply.code(400).send({ error: 'invalid_request', message: error.message })
@@ -77,7 +79,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
     return await reply.code(500).send({ error: 'internal', message: 'internal error' })
   })
 
-  app.get('/admin/clients', async () => (await store.listClients()).map(clientView))
+  app.get('/admin/clients', async () => (await store.listClients()).map((client) => clientView(client, clock())))
 
   app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, public?: boolean, allowed_origins?: string[], resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256', quota_per_minute?: number } }>(
     '/admin/clients', { schema: { body: schemas.newClient } }, async (request, reply) => {
@@ -93,9 +95,9 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
         ...(body.resource_server !== undefined && { resourceServer: body.resource_server }),
         ...(body.mac_algorithm !== undefined && { macAlgorithm: body.mac_algorithm }),
         ...(body.quota_per_minute !== undefined && { quotaPerMinute: body.quota_per_minute })
-      }, events)
+      }, events, clock)
       // A public client has no secret: the answer has no client_secret field at all.
-      return await reply.code(201).send({ ...clientView(client), ...(clientSecret !== undefined && { client_secret: clientSecret }) })
+      return await reply.code(201).send({ ...clientView(client, clock()), ...(clientSecret !== undefined && { client_secret: clientSecret }) })
     })
 
   app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, quota_per_minute?: number } }>(
@@ -107,7 +109,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
         ...(body.response_types !== undefined && { responseTypes: body.response_types }),
         ...(body.quota_per_minute !== undefined && { quotaPerMinute: body.quota_per_minute })
       }
-      return clientView(await updateClient(store, request.params.clientId, update, events))
+      return clientView(await updateClient(store, request.params.clientId, update, events), clock())
     })
 
   app.delete<{ Params: { clientId: string } }>('/admin/clients/:clientId', async (request, reply) => {
@@ -122,12 +124,13 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
       preValidation: async (request) => { request.body ??= {} }
     }, async (request) => {
       const grace = request.body?.grace_seconds ?? 86_400
-      const { clientSecret } = await rotateClientSecret(store, request.params.clientId, grace, events)
-      return { client_id: request.params.clientId, client_secret: clientSecret, previous_secret_until: new Date(Date.now() + grace * 1000).toISOString() }
+      const now = clock()
+      const { clientSecret } = await rotateClientSecret(store, request.params.clientId, grace, events, () => now)
+      return { client_id: request.params.clientId, client_secret: clientSecret, previous_secret_until: new Date(now + grace * 1000).toISOString() }
     })
 
   app.post<{ Body: { username: string, password: string } }>('/admin/users', { schema: { body: schemas.newUser } }, async (request, reply) => {
-    const { userId } = await createUser(store, request.body.username, request.body.password, events)
+    const { userId } = await createUser(store, request.body.username, request.body.password, events, clock)
     return await reply.code(201).send({ user_id: userId, username: request.body.username })
   })
 

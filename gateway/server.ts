@@ -37,7 +37,7 @@ export interface GatewayOptions {
   logger?: FastifyServerOptions['logger']
   /** A registered client the /demo page plays. */
   demo?: DemoClient
-  /** The quotas' clock (tests step it); default Date.now. */
+  /** The plugin's one clock, Unix ms (tests step it): expiries, graces, windows, nonce freshness. Default Date.now. */
   clock?: () => number
   /**
    * For the benchmark's ladder only (bench/ladder.ts): turns parts of the proxied requests' path

@@ -102,12 +102,13 @@ function checkResponseTypes (types: string[], requirePkce: boolean, isPublic: bo
 
 /**
  * Registers a client; the secret is returned this once and only its hash is kept. A public client
- * gets no secret (`clientSecret` undefined).
+ * gets no secret (`clientSecret` undefined). `clock` (here and below): the plugin's where there is
+ * one (`app.macgate.clock`); default Date.now.
  */
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public: true }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: undefined }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public: true }, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: undefined }>
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string }>
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
+export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock: () => number = Date.now): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
   if (input.name.trim() === '' || input.name.length > 100) throw new RegistrationError('name must be 1 to 100 characters')
   checkRedirectUris(input.redirectUris)
   checkAllowedOrigins(input.allowedOrigins ?? [])
@@ -143,7 +144,7 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
     ...(input.accessTokenTtl !== undefined && { accessTokenTtl: input.accessTokenTtl }),
     ...(input.refreshTokenTtl !== undefined && { refreshTokenTtl: input.refreshTokenTtl }),
     ...(input.quotaPerMinute !== undefined && { quotaPerMinute: input.quotaPerMinute }),
-    createdAt: Date.now()
+    createdAt: clock()
   }
   await store.saveClient(client)
   events?.record('client.registered', { clientId: client.id, name: client.name })
@@ -179,11 +180,11 @@ function checkPassword (password: string): void {
   if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
 }
 
-export async function createUser (store: Store, username: string, password: string, events?: AuditEvents): Promise<{ userId: string }> {
+export async function createUser (store: Store, username: string, password: string, events?: AuditEvents, clock: () => number = Date.now): Promise<{ userId: string }> {
   if (!USERNAME.test(username)) throw new RegistrationError('username must be 1 to 64 letters, digits or . _ @ -')
   checkPassword(password)
   const userId = randomUUID()
-  const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password), createdAt: Date.now() })
+  const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password), createdAt: clock() })
   if (!created) throw new RegistrationError(`username ${username} is taken`)
   events?.record('user.created', { userId, username })
   return { userId }
@@ -204,11 +205,11 @@ export async function changePassword (store: Store, username: string, password: 
  * A new secret for the client, returned this once; the old one keeps working for `graceSeconds`
  * (0: it stops at once), so that a deployment can roll the new one out without downtime.
  */
-export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400, events?: AuditEvents): Promise<{ clientSecret: string }> {
+export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400, events?: AuditEvents, clock: () => number = Date.now): Promise<{ clientSecret: string }> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new RegistrationError('the grace period is whole seconds, 0 or more')
   if ((await store.getClient(clientId))?.public === true) throw new RegistrationError(`client ${clientId} is public: it has no secret`)
   const clientSecret = randomBase64Url(32)
-  const rotated = await store.rotateClientSecret(clientId, hashSecret(clientSecret), Date.now() + graceSeconds * 1000)
+  const rotated = await store.rotateClientSecret(clientId, hashSecret(clientSecret), clock() + graceSeconds * 1000)
   if (rotated === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
   events?.record('client.secret_rotated', { clientId, graceSeconds })
   return { clientSecret }

@@ -109,7 +109,7 @@ export async function startCommand (args: string[]): Promise<void> {
   let adminListener: FastifyInstance | undefined
   if (cluster.isWorker) reportToPrimary(registry)
   else if (admin !== undefined) {
-    const api = { registry: app.macgate.registry, events: app.macgate.events }
+    const api = { registry: app.macgate.registry, events: app.macgate.events, clock: app.macgate.clock }
     adminListener = await startAdminListener(admin, { metrics: metricsOf(registry), store, api, log: app.log }).catch(async (error: unknown) => {
       await app.close()
       throw error

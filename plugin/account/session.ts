@@ -49,7 +49,7 @@ export async function registerSessions (fastify: FastifyInstance, config: Macgat
 /** Starts a session for the user: a fresh cookie (so that one planted before is worth nothing). */
 export async function startSession (config: MacgateConfig, request: FastifyRequest, user: SignedInUser): Promise<void> {
   const id = randomBase64Url(32)
-  await config.store.saveSession(hashSecret(id), { userId: user.id, username: user.username, expiresAt: Date.now() + SESSION_SECONDS * 1000 })
+  await config.store.saveSession(hashSecret(id), { userId: user.id, username: user.username, expiresAt: config.clock() + SESSION_SECONDS * 1000 })
   request.session.regenerate()
   request.session.set('signedIn', { id, userId: user.id })
 }
@@ -66,7 +66,7 @@ export async function currentUser (config: MacgateConfig, request: FastifyReques
   const pointer = request.session.get('signedIn')
   if (pointer === undefined || typeof pointer.id !== 'string' || typeof pointer.userId !== 'string') return undefined
   const session = await config.store.getSession(hashSecret(pointer.id), pointer.userId)
-  if (session === undefined || session.expiresAt <= Date.now()) return undefined
+  if (session === undefined || session.expiresAt <= config.clock()) return undefined
   return { id: session.userId, username: session.username }
 }
 

@@ -57,7 +57,10 @@ export interface MacgateOptions extends MacgateSettings {
   secret?: string
   /** Where the `macgate_*` Prometheus metrics are registered. Default: a registry of the plugin's own (`fastify.macgate.metrics.registry`). */
   metricsRegistry?: Registry
-  /** The quotas' clock, Unix ms (tests step it). Default: Date.now. */
+  /**
+   * The plugin's one clock, Unix ms: every expiry, grace, window and freshness check reads it (a
+   * verified request once). Tests step it. Default: Date.now.
+   */
   clock?: () => number
 }
 
@@ -85,6 +88,7 @@ export interface MacgateConfig {
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
   cors: boolean
   corsOriginCacheMs: number
+  /** The plugin's one clock (MacgateOptions.clock). */
   clock: () => number
 }
 
@@ -168,7 +172,7 @@ export async function resolveOptions (options: MacgateOptions): Promise<MacgateC
     secret: secret ?? await store.serverSecret(randomBytes(32).toString('base64url')),
     registry: new ScopeRegistry(scopes ?? defaultScopes),
     metrics: new Metrics(metricsRegistry),
-    events: new AuditEvents(),
+    events: new AuditEvents(clock),
     clock
   }
 }

@@ -39,9 +39,17 @@ export type AuditEvent = { [K in AuditEventType]: { type: K, at: number } & Audi
  * caused the event.
  */
 export class AuditEvents extends EventEmitter {
+  readonly #clock: () => number
+
+  /** `clock`: the plugin's (`at` in its time, which tests step). */
+  constructor (clock: () => number = Date.now) {
+    super()
+    this.#clock = clock
+  }
+
   record<K extends AuditEventType> (type: K, fields: AuditEventMap[K]): void {
     if (this.listenerCount(type) === 0 && this.listenerCount('audit') === 0) return
-    const event = { type, at: Date.now(), ...fields } as AuditEvent
+    const event = { type, at: this.#clock(), ...fields } as AuditEvent
     // Each listener on its own: one that throws must not hide the event from the others (the log).
     for (const listener of [...this.listeners(type), ...this.listeners('audit')]) {
       try {

@@ -46,19 +46,17 @@ const MAX_REFUSED = 10_000
 /**
  * Quotas in fixed windows of a minute, per (client, route), counted by the store with the nonce
  * (`Store.useCountedNonce`): only requests whose MAC is proven reach here, and a refused one's
- * nonce is not spent. The clock is injected (tests step it).
+ * nonce is not spent. The window is that of the verifier's one clock reading for the request.
  */
 export class Quotas {
   readonly clients: ClientLimits
   readonly #store: Store
-  readonly #now: () => number
   #listener: QuotaRefusalListener | undefined
   #refusedWindow = -1
   readonly #refused = new Set<string>()
 
-  constructor (store: Store, now: () => number) {
+  constructor (store: Store) {
     this.#store = store
-    this.#now = now
     this.clients = new ClientLimits(store)
   }
 
@@ -66,9 +64,8 @@ export class Quotas {
     this.#listener = listener
   }
 
-  /** Counts a verified request's nonce against its client's quota on the route. */
-  count (use: NonceUse, clientId: string, reading: QuotaReading): CountedUse | Promise<CountedUse> {
-    const now = this.#now()
+  /** Counts a verified request's nonce against its client's quota on the route; `now` is the request's clock reading (verify.ts). */
+  count (use: NonceUse, clientId: string, reading: QuotaReading, now: number): CountedUse | Promise<CountedUse> {
     const window = Math.floor(now / WINDOW_MS)
     reading.clientId = clientId
     reading.resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000))

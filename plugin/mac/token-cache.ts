@@ -55,31 +55,35 @@ function live (entry: Entry | undefined, now: number): ActiveToken | undefined {
 export class TokenCache {
   readonly #store: Store
   readonly #secret: string
-  readonly #lru: LRUCache<string, Entry, { grantId: string }> | undefined
+  readonly #lru: LRUCache<string, Entry, { grantId: string, now: number }> | undefined
   /** Which cached token a hash names, for revocations, which arrive by hash. */
   readonly #tokenOf = new Map<string, string>()
   readonly #maxAgeMs: number
   readonly #negativeTtlMs: number
+  readonly #clock: () => number
   /** Resolves once revocations from other instances are being received. */
   readonly ready: Promise<void>
   /** Lookups answered from the cache, and those that went on to a store read or a refusal. */
   readonly stats = { hits: 0, misses: 0 }
 
-  constructor (store: Store, secret: string, { max, maxAgeMs, negativeTtlMs }: TokenCacheOptions) {
+  /** `clock`: the plugin's, for a lookup made without the request's reading. */
+  constructor (store: Store, secret: string, { max, maxAgeMs, negativeTtlMs }: TokenCacheOptions, clock: () => number = Date.now) {
+    this.#clock = clock
     this.#store = store
     this.#secret = secret
     this.#maxAgeMs = maxAgeMs
     this.#negativeTtlMs = negativeTtlMs
     if (max > 0) {
-      this.#lru = new LRUCache<string, Entry, { grantId: string }>({
+      this.#lru = new LRUCache<string, Entry, { grantId: string, now: number }>({
         max,
         ttl: maxAgeMs,
         fetchMethod: async (token, _stale, { options, context }) => {
           // Known by hash before the read, so that a revocation arriving meanwhile aborts it.
           const hash = hashSecret(token)
           this.#tokenOf.set(hash, token)
-          const entry = await this.#read(token, hash, context.grantId)
-          options.ttl = isActive(entry) ? Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - Date.now())) : this.#negativeTtlMs
+          const entry = await this.#read(token, hash, context.grantId, context.now)
+          // From the reading of the request that missed: a hit checks the expiry again with its own.
+          options.ttl = isActive(entry) ? Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - context.now)) : this.#negativeTtlMs
           return entry
         },
         dispose: (entry) => {
@@ -105,32 +109,32 @@ export class TokenCache {
    * The live token, or undefined when it is not ours, unknown, expired or revoked: at once on a
    * cache hit, through a promise on a miss. `now` is the request's one clock reading (verify.ts).
    */
-  lookup (accessToken: string, now = Date.now()): ActiveToken | undefined | Promise<ActiveToken | undefined> {
+  lookup (accessToken: string, now: number = this.#clock()): ActiveToken | undefined | Promise<ActiveToken | undefined> {
     const entry = this.#lru?.get(accessToken)
     if (entry !== undefined) {
       this.stats.hits++
       return live(entry, now)
     }
     this.stats.misses++
-    return this.#miss(accessToken).then((found) => live(found, now))
+    return this.#miss(accessToken, now).then((found) => live(found, now))
   }
 
-  async #miss (accessToken: string): Promise<Entry | undefined> {
+  async #miss (accessToken: string, now: number): Promise<Entry | undefined> {
     // A value without our tag is refused here: no hashing, no store read, no cache entry.
     const grantId = grantIdOf(this.#secret, accessToken)
     if (grantId === undefined) return undefined
-    if (this.#lru === undefined) return await this.#read(accessToken, hashSecret(accessToken), grantId)
-    const entry = await this.#lru.fetch(accessToken, { context: { grantId } })
+    if (this.#lru === undefined) return await this.#read(accessToken, hashSecret(accessToken), grantId, now)
+    const entry = await this.#lru.fetch(accessToken, { context: { grantId, now } })
     if (entry !== undefined) return entry
     // The read was aborted (revoked, evicted or cleared meanwhile): ask the store itself.
     const hash = hashSecret(accessToken)
     if (!this.#lru.has(accessToken)) this.#tokenOf.delete(hash)
-    return await this.#read(accessToken, hash, grantId)
+    return await this.#read(accessToken, hash, grantId, now)
   }
 
-  async #read (token: string, hash: string, grantId: string): Promise<Entry> {
+  async #read (token: string, hash: string, grantId: string, now: number): Promise<Entry> {
     const record = await this.#store.getAccessToken(hash, grantId)
-    if (record === undefined || record.expiresAt <= Date.now()) return { hash }
+    if (record === undefined || record.expiresAt <= now) return { hash }
     const { openId, clientId, userId, scope } = record
     const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
     const macKey = openMacKey(token, record.macKeySealed)

@@ -29,7 +29,7 @@ export interface VerifierOptions {
   tokenCache: TokenCacheOptions
   /** A mac mismatch answers with the server's string to sign, for client developers. */
   macDebug?: boolean
-  /** The quota windows' clock (tests step it); default Date.now. */
+  /** The plugin's clock, read once per request (tests step it); default Date.now. */
   clock?: () => number
 }
 
@@ -67,15 +67,17 @@ export class MacVerifier {
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
   readonly #nonceKeys: NonceKeys
+  readonly #clock: () => number
 
   constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
     this.#store = store
     this.#debug = macDebug
     this.#skew = nonceSkewMinutes
     this.#variants = macQueryVariants ? VARIANTS : []
-    this.cache = new TokenCache(store, secret, tokenCache)
+    this.#clock = clock
+    this.cache = new TokenCache(store, secret, tokenCache, clock)
     this.#nonceKeys = new NonceKeys(secret)
-    this.quotas = new Quotas(store, clock)
+    this.quotas = new Quotas(store)
   }
 
   /**
@@ -83,7 +85,7 @@ export class MacVerifier {
    * cache hit with a store that answers nonces at once, no promise is made at all.
    */
   verify (request: MacRequest): MacIdentity | Promise<MacIdentity> {
-    const now = Date.now()
+    const now = this.#clock()
     if (request.authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(request.authorization)
     const found = this.cache.lookup(header.accessToken, now)
@@ -105,7 +107,7 @@ export class MacVerifier {
     checkQueryBindings(rawQuery, header.accessToken, token)
     const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
-    if (quota !== undefined) return admitCounted(this.quotas.count(use, token.identity.clientId, quota), token, quota)
+    if (quota !== undefined) return admitCounted(this.quotas.count(use, token.identity.clientId, quota, now), token, quota)
     const fresh = this.#store.useNonce(use)
     if (fresh instanceof Promise) return fresh.then((first) => admitOnce(first, token))
     return admitOnce(fresh, token)

@@ -23,7 +23,7 @@ export interface CodeAuthorization extends Authorization {
 /** A new grant with its code, saved as the code grant's first step; resolves to the code. */
 export async function issueCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
   const grantId = newGrantId()
-  const expiresAt = Date.now() + config.codeTtl * 1000
+  const expiresAt = config.clock() + config.codeTtl * 1000
   await config.store.trackGrant(authorization.clientId, grantId, expiresAt, authorization.userId)
   const code = mintCode(config.secret, grantId)
   await config.store.saveCode(hashSecret(code), { grantId, ...authorization, expiresAt })

@@ -44,8 +44,8 @@ function credentials (request: FastifyRequest, params: Params): Credentials {
 }
 
 /** During a rotation's grace period the secret before it still authenticates. */
-function previousSecretMatches (clientSecret: string, client: ClientRecord): boolean {
-  return client.previousSecretHash !== undefined && (client.previousSecretUntil ?? 0) > Date.now() && secretMatches(clientSecret, client.previousSecretHash)
+function previousSecretMatches (clientSecret: string, client: ClientRecord, now: number): boolean {
+  return client.previousSecretHash !== undefined && (client.previousSecretUntil ?? 0) > now && secretMatches(clientSecret, client.previousSecretHash)
 }
 
 export interface ClientAuthOptions {
@@ -77,7 +77,7 @@ export async function authenticateClient (config: MacgateConfig, request: Fastif
     throw errors.clientNotExists()
   }
   if (client.public === true) throw errors.invalidClient('a public client has no secret: send client_id alone')
-  if (!secretMatches(clientSecret, client.secretHash) && !previousSecretMatches(clientSecret, client)) {
+  if (!secretMatches(clientSecret, client.secretHash) && !previousSecretMatches(clientSecret, client, config.clock())) {
     await throttle.failed({ knownClient: true })
     throw errors.invalidClient()
   }

@@ -30,7 +30,7 @@ export function issueAccessToken (config: MacgateConfig, grantee: Grantee, ttlSe
     ...grantee,
     openId: deriveOpenId(config.secret, grantee.clientId, grantee.userId),
     macKeySealed: sealMacKey(accessToken, macKey),
-    expiresAt: Date.now() + ttlSeconds * 1000
+    expiresAt: config.clock() + ttlSeconds * 1000
   }
   return { accessToken, macKey, openId: record.openId, stored: { hash: hashSecret(accessToken), record } }
 }
@@ -47,7 +47,7 @@ export function issueTokenSet (config: MacgateConfig, grantee: Grantee, redirect
     scope: refreshScope,
     redirectUri,
     accessTokenHash: access.stored.hash,
-    expiresAt: Date.now() + refreshTtl * 1000
+    expiresAt: config.clock() + refreshTtl * 1000
   }
   return {
     tokens: { grantId: grantee.grantId, access: access.stored, refresh: { hash: hashSecret(refreshToken), record: refreshRecord } },

@@ -21,11 +21,11 @@ export async function findToken (config: MacgateConfig, token: string, hint?: st
   const hash = hashSecret(token)
   const access = async (): Promise<FoundToken | undefined> => {
     const record = await config.store.getAccessToken(hash, grantId)
-    return record === undefined || record.expiresAt <= Date.now() ? undefined : { kind: 'access', grantId, record }
+    return record === undefined || record.expiresAt <= config.clock() ? undefined : { kind: 'access', grantId, record }
   }
   const refresh = async (): Promise<FoundToken | undefined> => {
     const record = await config.store.getRefreshToken(hash, grantId)
-    return record === undefined || record.spent === true || record.expiresAt <= Date.now() ? undefined : { kind: 'refresh', grantId, record }
+    return record === undefined || record.spent === true || record.expiresAt <= config.clock() ? undefined : { kind: 'refresh', grantId, record }
   }
   const [first, second] = hint === 'refresh_token' ? [refresh, access] : [access, refresh]
   return await first() ?? await second()
