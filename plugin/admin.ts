@@ -7,8 +7,6 @@ import type { ClientChanges, ClientRecord, Store, UserGrant } from './store/stor
 import { originProblem } from './core/origins.js'
 import { revokeUserGrants } from './account/authorized-apps.js'
 import type { AuditEvents } from './core/events.js'
-import type { MacgateConfig } from './config/options.js'
-import { issueCode, issueImplicitToken, type Authorization, type CodeAuthorization } from './oauth/authorize-response.js'
 
 /** A registration the operator asked for that cannot be made; the message says which field. */
 export class RegistrationError extends Error {
@@ -256,18 +254,4 @@ export async function revokeUserGrant (store: Store, username: string, grantId: 
   const [grant] = await revokeUserGrants(store, user.id, (one) => one.grantId === grantId)
   if (grant === undefined) throw new NoSuchRecordError(`user ${username} has no grant ${grantId}`)
   events?.record('grant.revoked', { grantId, clientId: grant.clientId, by: 'operator' })
-}
-
-/**
- * A code as the authorize endpoint issues it once the user has allowed, without the pages: for
- * seeding a deployment, the benchmark and tests. The code is bound to `redirectUri`.
- */
-export async function grantCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
-  return await issueCode(config, authorization)
-}
-
-/** An access token and mac_key as the implicit grant issues them (no refresh token). */
-export async function grantAccessToken (config: MacgateConfig, authorization: Authorization, ttlSeconds = config.accessTokenTtl): Promise<{ accessToken: string, macKey: string, openId: string }> {
-  const { accessToken, macKey, openId } = await issueImplicitToken(config, authorization, ttlSeconds)
-  return { accessToken, macKey, openId }
 }

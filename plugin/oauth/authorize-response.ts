@@ -20,8 +20,11 @@ export interface CodeAuthorization extends Authorization {
   codeChallenge?: string
 }
 
-/** A new grant with its code, saved as the code grant's first step; resolves to the code. */
-export async function issueCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
+/**
+ * A new grant with its code, saved as the code grant's first step; resolves to the code. Also the
+ * package's own (seeding a deployment, the benchmark, tests): the code is bound to `redirectUri`.
+ */
+export async function grantCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
   const grantId = newGrantId()
   const expiresAt = config.clock() + config.codeTtl * 1000
   await config.store.trackGrant(authorization.clientId, grantId, expiresAt, authorization.userId)
@@ -31,14 +34,14 @@ export async function issueCode (config: MacgateConfig, authorization: CodeAutho
   return code
 }
 
-/** A new grant with an access token and no refresh token, as the implicit grant issues it. */
-export async function issueImplicitToken (config: MacgateConfig, authorization: Authorization, ttlSeconds: number) {
+/** A new grant with an access token and no refresh token, as the implicit grant issues it (also the package's own, like `grantCode`). */
+export async function grantAccessToken (config: MacgateConfig, authorization: Authorization, ttlSeconds = config.accessTokenTtl): Promise<{ accessToken: string, macKey: string, openId: string }> {
   const grantId = newGrantId()
   const issued = issueAccessToken(config, { grantId, ...authorization }, ttlSeconds)
   await config.store.trackGrant(authorization.clientId, grantId, issued.stored.record.expiresAt, authorization.userId)
   await config.store.saveTokens({ grantId, access: issued.stored })
   config.events.record('grant.issued', { grantId, clientId: authorization.clientId, userId: authorization.userId, scope: authorization.scope, responseType: 'token' })
-  return issued
+  return { accessToken: issued.accessToken, macKey: issued.macKey, openId: issued.openId }
 }
 
 function withState (params: Record<string, string>, state: string | undefined): Record<string, string> {
@@ -49,7 +52,7 @@ function withState (params: Record<string, string>, state: string | undefined): 
 export async function issueAuthorization (config: MacgateConfig, request: AuthorizationRequest, user: SignedInUser): Promise<string> {
   const authorization = { clientId: request.client.id, userId: user.id, scope: request.scope }
   if (request.responseType === 'code') {
-    const code = await issueCode(config, {
+    const code = await grantCode(config, {
       ...authorization,
       redirectUri: request.registeredUri,
       ...(request.codeChallenge !== undefined && { codeChallenge: request.codeChallenge })
@@ -58,7 +61,7 @@ export async function issueAuthorization (config: MacgateConfig, request: Author
   }
   const accessTtl = request.client.accessTokenTtl ?? config.accessTokenTtl
   // A code's tokens take the client's algorithm when exchanged; an implicit token takes it now.
-  const issued = await issueImplicitToken(config, { ...authorization, ...algorithmOf(request.client) }, accessTtl)
+  const issued = await grantAccessToken(config, { ...authorization, ...algorithmOf(request.client) }, accessTtl)
   return withFragment(request.redirectUri, withState({
     access_token: issued.accessToken,
     token_type: 'mac',
