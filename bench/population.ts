@@ -2,7 +2,7 @@
 // many users, many live tokens, saved as the implicit grant saves them. Once per run, before any
 // measurement: its time is reported, never measured.
 import { writeFile } from 'node:fs/promises'
-import { grantAccessToken, registerClient, ScopeRegistry, type MacgateConfig } from '../plugin/index.js'
+import { grantAccessToken, registerClient, ScopeRegistry, type MacgateContext } from '../plugin/index.js'
 
 const CLIENTS = 200
 const USERS = 50_000
@@ -17,7 +17,7 @@ interface Credentials {
   macKey: string
 }
 
-async function registerClients (config: MacgateConfig): Promise<string[]> {
+async function registerClients (config: MacgateContext): Promise<string[]> {
   const registry = new ScopeRegistry()
   const register = async (_: unknown, index: number): Promise<string> => {
     const { client } = await registerClient(config.store, registry, { name: `bench population ${index}`, redirectUris: ['https://bench.example/callback'], scope: '1 3' })
@@ -35,7 +35,7 @@ function ownerOf (index: number, clients: string[]): { clientId: string, userId:
   return { clientId: clients[(user + Math.floor(index / USERS)) % clients.length]!, userId: `bench-population-user-${user}` }
 }
 
-async function grantAll (config: MacgateConfig, clients: string[], count: number): Promise<Credentials[]> {
+async function grantAll (config: MacgateContext, clients: string[], count: number): Promise<Credentials[]> {
   const credentials: Credentials[] = []
   for (let start = 0; start < count; start += IN_FLIGHT) {
     const grant = async (_: unknown, offset: number): Promise<Credentials> => {
@@ -48,7 +48,7 @@ async function grantAll (config: MacgateConfig, clients: string[], count: number
 }
 
 /** Makes `count` live tokens and writes their credentials to `file`; resolves to how long the making took, ms. */
-export async function createPopulation (config: MacgateConfig, count: number, file: string): Promise<number> {
+export async function createPopulation (config: MacgateContext, count: number, file: string): Promise<number> {
   const started = performance.now()
   const credentials = await grantAll(config, await registerClients(config), count)
   const millis = performance.now() - started

@@ -55,7 +55,7 @@ class RouteTable {
 }
 
 /** A `..` segment, however encoded: the upstream would resolve it to a path the route check never judged. */
-function climbs (path: string): boolean {
+function hasDotDotSegment (path: string): boolean {
   if (!path.includes('.') && !path.includes('%')) return false
   let decoded = path
   try {
@@ -149,7 +149,7 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
       if (route === undefined || !route.rule.methods.includes(request.method)) refusal = notFound(request, reply)
       // Refused before the check, so that the caller's nonce stays unspent for a plain retry.
       else if (request.headers.upgrade !== undefined) refusal = sendOpenApiError(reply, errors.invalidRequest('protocol upgrades are not proxied'))
-      else if (climbs(path)) refusal = sendOpenApiError(reply, errors.invalidRequest('the path has a .. segment'))
+      else if (hasDotDotSegment(path)) refusal = sendOpenApiError(reply, errors.invalidRequest('the path has a .. segment'))
       if (refusal !== undefined) {
         refusal.catch(done)
         return

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import { registerSessions } from './account/session.js'
 import { signInRoutes } from './account/signin.js'
 import { appsRoutes } from './account/apps.js'
-import { resolveOptions, type MacgateConfig, type MacgateOptions } from './config/options.js'
+import { resolveOptions, type MacgateContext, type MacgateOptions } from './config/options.js'
 import { errors, toOAuthError } from './core/errors.js'
 import { parseForm } from './core/params.js'
 import { securityHeaders, sendErrorPage } from './core/replies.js'
@@ -21,7 +21,7 @@ import { ClientOrigins } from './oauth/client-origins.js'
 import { TokenEndpointCors } from './oauth/token-cors.js'
 import { rateLimitBackend } from './store/rate-limit.js'
 
-export type { MacgateOptions, MacgateConfig, MacgateSettings } from './config/options.js'
+export type { MacgateOptions, MacgateContext, MacgateSettings } from './config/options.js'
 export { settingsSchema } from './config/options.js'
 export { defaults, MAX_CODE_TTL, TEN_YEARS } from './core/defaults.js'
 export { errors, OAuthError, isOAuthError, toOAuthError, type OAuthErrorFactory } from './core/errors.js'
@@ -46,7 +46,7 @@ export type { NonceStats, NonceUse } from './store/store.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    macgate: MacgateConfig
+    macgate: MacgateContext
     /** The MAC verifier and its token cache, shared by every `macAuth` hook. */
     macVerifier: MacVerifier
     /** Which clients registered a browser origin, for CORS decisions (cached with Redis, `defaults.originCache`). */
@@ -78,7 +78,7 @@ function strictFormParser (fastify: FastifyInstance): void {
 }
 
 /** The account host's pages: authorize, sign-in, consent. Every answer framed out and uncached. */
-async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<void> {
+async function pages (fastify: FastifyInstance, config: MacgateContext): Promise<void> {
   await registerSessions(fastify, config)
   fastify.addHook('onSend', securityHeaders)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
@@ -92,7 +92,7 @@ async function pages (fastify: FastifyInstance, config: MacgateConfig): Promise<
 }
 
 /** The store's part of the metrics: command latency, and what the revocation channel delivers. */
-function observeStore ({ store, metrics }: MacgateConfig): void {
+function observeStore ({ store, metrics }: MacgateContext): void {
   store.observeCommands?.((command, seconds, failed) => metrics.observeStoreCommand(command, seconds, failed))
   metrics.watchNonces(async () => await store.nonceStats())
   store.onRevocation((hashes) => {

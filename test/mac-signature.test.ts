@@ -4,9 +4,9 @@ import t from 'tap'
 import {
   canonicalQuery,
   computeMac,
-  macMatches,
+  constantTimeEqual,
   makeNonce,
-  nonceMinutes,
+  unixMinute,
   signingHost,
   signingKeyOf,
   stringToSign
@@ -24,7 +24,7 @@ t.test('signing vectors: exact string and mac', async (t) => {
     const text = stringToSign(v)
     t.equal(text, v.string, `${v.source}: string`)
     t.equal(computeMac(v.mac_key, text), v.mac, `${v.source}: mac`)
-    t.ok(macMatches(v.mac, computeMac(v.mac_key, text)), `${v.source}: macMatches`)
+    t.ok(constantTimeEqual(v.mac, computeMac(v.mac_key, text)), `${v.source}: constantTimeEqual`)
     t.equal(computeMac(signingKeyOf(v.mac_key), text), v.mac, `${v.source}: mac with the key prepared once, as the verifier signs`)
     // The vectors' queries are already canonical: signing them again changes nothing.
     t.equal(canonicalQuery(v.query), v.query, `${v.source}: query is canonical`)
@@ -83,21 +83,21 @@ t.test('computeMac is HMAC-SHA1 over UTF-8', async (t) => {
   t.equal(computeMac('key', 'The quick brown fox jumps over the lazy dog'), '3nybhbi3iqa8ino29wqQcBydtNk=', 'RFC-known HMAC-SHA1 value')
 })
 
-t.test('macMatches', async (t) => {
-  t.equal(macMatches('abc=', 'abc='), true)
-  t.equal(macMatches('abc=', 'abd='), false, 'same length, different content')
-  t.equal(macMatches('abc=', 'abc'), false, 'different length does not throw')
-  t.equal(macMatches('abc=', ''), false)
-  t.equal(macMatches('é', 'e'), false, 'compares bytes, not characters')
+t.test('constantTimeEqual', async (t) => {
+  t.equal(constantTimeEqual('abc=', 'abc='), true)
+  t.equal(constantTimeEqual('abc=', 'abd='), false, 'same length, different content')
+  t.equal(constantTimeEqual('abc=', 'abc'), false, 'different length does not throw')
+  t.equal(constantTimeEqual('abc=', ''), false)
+  t.equal(constantTimeEqual('é', 'e'), false, 'compares bytes, not characters')
 })
 
 t.test('nonces', async (t) => {
-  t.equal(nonceMinutes(0), 0)
-  t.equal(nonceMinutes(59_999), 0)
-  t.equal(nonceMinutes(60_000), 1)
-  t.equal(nonceMinutes(1_396_941_600_000), 23_282_360, 'the documentation example minute')
+  t.equal(unixMinute(0), 0)
+  t.equal(unixMinute(59_999), 0)
+  t.equal(unixMinute(60_000), 1)
+  t.equal(unixMinute(1_396_941_600_000), 23_282_360, 'the documentation example minute')
   const before = Math.floor(Date.now() / 60000)
-  const now = nonceMinutes()
+  const now = unixMinute()
   t.ok(now >= before && now <= before + 1, 'defaults to the clock')
 
   t.match(makeNonce(1_396_941_600_000), /^-?[0-9]{1,19}:23282360$/)

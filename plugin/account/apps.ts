@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { errors } from '../core/errors.js'
 import { single, type Params } from '../core/params.js'
 import { sendPage } from '../core/replies.js'
@@ -14,7 +14,7 @@ const CLIENT_ID = /^[0-9]{1,32}$/
  * POST) which forgets the consent and revokes every grant of theirs for the app, announced to
  * every instance like any revocation. Not signed in: to the sign-in page, and back here.
  */
-export function appsRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+export function appsRoutes (fastify: FastifyInstance, config: MacgateContext): void {
   const { store, registry } = config
   const toSignIn = (reply: FastifyReply, status: 302 | 303) => reply.redirect(`/oauth2/signin?${new URLSearchParams({ return_to: APPS_PAGE }).toString()}`, status)
 

@@ -3,7 +3,7 @@ import { hashSecret, randomBase64Url } from '../core/credentials.js'
 import fastifyCsrf from '@fastify/csrf-protection'
 import fastifySecureSession from '@fastify/secure-session'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 
 /** The user's apps page: under /oauth2, the only path the session cookie is sent to (never to the open API). */
 export const APPS_PAGE = '/oauth2/account/apps'
@@ -35,7 +35,7 @@ const SESSION_SECONDS = 24 * 3600
  * a session id; the session itself is a record in the store (only the id's hash), so that sign-out,
  * removing the user or changing the password ends it on every instance at once.
  */
-export async function registerSessions (fastify: FastifyInstance, config: MacgateConfig): Promise<void> {
+export async function registerSessions (fastify: FastifyInstance, config: MacgateContext): Promise<void> {
   const key = createHash('sha256').update('macgate session key\0').update(config.secret).digest()
   await fastify.register(fastifySecureSession, {
     key,
@@ -47,7 +47,7 @@ export async function registerSessions (fastify: FastifyInstance, config: Macgat
 }
 
 /** Starts a session for the user: a fresh cookie (so that one planted before is worth nothing). */
-export async function startSession (config: MacgateConfig, request: FastifyRequest, user: SignedInUser): Promise<void> {
+export async function startSession (config: MacgateContext, request: FastifyRequest, user: SignedInUser): Promise<void> {
   const id = randomBase64Url(32)
   await config.store.saveSession(hashSecret(id), { userId: user.id, username: user.username, expiresAt: config.clock() + SESSION_SECONDS * 1000 })
   request.session.regenerate()
@@ -55,14 +55,14 @@ export async function startSession (config: MacgateConfig, request: FastifyReque
 }
 
 /** Ends the request's session in the store and in the browser. */
-export async function endSession (config: MacgateConfig, request: FastifyRequest): Promise<void> {
+export async function endSession (config: MacgateContext, request: FastifyRequest): Promise<void> {
   const pointer = request.session.get('signedIn')
   if (pointer !== undefined) await config.store.endSessions(pointer.userId, hashSecret(pointer.id))
   request.session.delete()
 }
 
 /** The signed-in user, while the store still holds the session the cookie names. */
-export async function currentUser (config: MacgateConfig, request: FastifyRequest): Promise<SignedInUser | undefined> {
+export async function currentUser (config: MacgateContext, request: FastifyRequest): Promise<SignedInUser | undefined> {
   const pointer = request.session.get('signedIn')
   if (pointer === undefined || typeof pointer.id !== 'string' || typeof pointer.userId !== 'string') return undefined
   const session = await config.store.getSession(hashSecret(pointer.id), pointer.userId)

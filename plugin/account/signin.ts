@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { sendPage } from '../core/replies.js'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { queryOf, single, type Params } from '../core/params.js'
 import { isClientId } from '../core/credentials.js'
 import { verifyPassword } from './password.js'
@@ -8,7 +8,7 @@ import { signedInPage, signInPage } from './pages.js'
 import { endSession, safeReturnTo, startSession } from './session.js'
 
 /** The registered app a sign-in continues to, named by its return_to's client_id; else none. */
-async function appNameOf (config: MacgateConfig, returnTo: string | undefined): Promise<string | undefined> {
+async function appNameOf (config: MacgateContext, returnTo: string | undefined): Promise<string | undefined> {
   let clientId: string | undefined
   try {
     clientId = returnTo === undefined ? undefined : single(queryOf(returnTo), 'client_id')
@@ -18,7 +18,7 @@ async function appNameOf (config: MacgateConfig, returnTo: string | undefined): 
 }
 
 /** GET shows the sign-in form; POST checks the password, then returns to the authorization. */
-export function signInRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+export function signInRoutes (fastify: FastifyInstance, config: MacgateContext): void {
   fastify.get('/oauth2/signin', async (request, reply) => {
     const returnTo = safeReturnTo((request.query as Params).return_to)
     const appName = await appNameOf(config, returnTo)

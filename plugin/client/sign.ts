@@ -1,11 +1,11 @@
-import { computeMac, hmacOf, makeNonce } from '../mac/signature.js'
+import { computeMac, hashNameOf, makeNonce } from '../mac/signature.js'
 import { explainSignature, macHeader, type SignedFetch, type SignedFetchOptions, type SignRequestOptions } from './request-signature.js'
 
 export { explainSignature, type SignedFetch, type SignedFetchOptions, type SignRequestOptions }
 
 /** The full Authorization header value, `MAC access_token="..", nonce="..", mac=".."`. */
 export function signRequest ({ method, url, accessToken, macKey, nonce = makeNonce(), macAlgorithm }: SignRequestOptions): string {
-  return macHeader(accessToken, nonce, computeMac(macKey, explainSignature({ method, url, nonce }), hmacOf(macAlgorithm)))
+  return macHeader(accessToken, nonce, computeMac(macKey, explainSignature({ method, url, nonce }), hashNameOf(macAlgorithm)))
 }
 
 /** A fetch that signs every request with a fresh nonce. */

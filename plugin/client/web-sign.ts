@@ -1,7 +1,7 @@
 // Signing on Web Crypto, for browsers and for Node alike (Node 20 has globalThis.crypto): the same
 // header as sign.ts, computed asynchronously because crypto.subtle is.
 import { base64 } from './base64.js'
-import { nonceMinutes } from '../mac/string-to-sign.js'
+import { unixMinute } from '../mac/string-to-sign.js'
 import { explainSignature, macHeader, type SignedFetch, type SignedFetchOptions, type SignRequestOptions } from './request-signature.js'
 
 // The token's mac_algorithm as Web Crypto names the hash; anything but HmacSha256 is the spec's HmacSha1.
@@ -30,7 +30,7 @@ export async function computeMacAsync (macKey: string, text: string, macAlgorith
 /** A fresh nonce `R:M`, R a random signed 64-bit integer as the SDKs send it. */
 export function makeNonce (nowMs: number = Date.now()): string {
   const random = new DataView(crypto.getRandomValues(new Uint8Array(8)).buffer).getBigInt64(0)
-  return `${random}:${nonceMinutes(nowMs)}`
+  return `${random}:${unixMinute(nowMs)}`
 }
 
 async function signWith (key: CryptoKey, { method, url, accessToken, nonce = makeNonce() }: Omit<SignRequestOptions, 'macKey'>): Promise<string> {

@@ -65,7 +65,7 @@ export interface MacgateOptions extends MacgateSettings {
 }
 
 /** The options with every default filled in, shared by the plugin's parts. */
-export interface MacgateConfig {
+export interface MacgateContext {
   store: Store
   secret: string
   registry: ScopeRegistry
@@ -145,7 +145,7 @@ export const settingsSchema = {
   }
 } as const
 
-type ResolvedSettings = Omit<MacgateConfig, 'store' | 'secret' | 'registry' | 'metrics' | 'events' | 'clock'> & { scopes?: ScopeDefinition[] }
+type ResolvedSettings = Omit<MacgateContext, 'store' | 'secret' | 'registry' | 'metrics' | 'events' | 'clock'> & { scopes?: ScopeDefinition[] }
 const validateSettings = compileValidator<ResolvedSettings>(settingsSchema, 'option')
 
 function isStore (value: unknown): value is Store {
@@ -153,7 +153,7 @@ function isStore (value: unknown): value is Store {
 }
 
 /** Validates every option (a RangeError naming each bad one) and fills in the defaults. */
-export async function resolveOptions (options: MacgateOptions): Promise<MacgateConfig> {
+export async function resolveOptions (options: MacgateOptions): Promise<MacgateContext> {
   const { store, secret, metricsRegistry, clock = Date.now, ...settings } = options
   if (!isStore(store)) throw new TypeError('macgate option store is required: a MemoryStore or RedisStore')
   if (secret !== undefined && (typeof secret !== 'string' || secret === '')) throw new RangeError('macgate option secret must be a non-empty string')

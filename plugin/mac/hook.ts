@@ -52,7 +52,8 @@ function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Er
   sendOpenApiError(reply, failure).catch(done)
 }
 
-function fail (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown, counts: OutcomeCounts, quota?: QuotaReading): void {
+/** Refuses with whatever was thrown, as a member of the error family (an unexpected one logged). */
+function refuseThrown (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown, counts: OutcomeCounts, quota?: QuotaReading): void {
   const failure = toOAuthError(error)
   if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
   refuse(request, reply, done, failure, counts, quota)
@@ -80,9 +81,9 @@ export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { sco
     try {
       result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization, quota })
     } catch (error) {
-      return fail(request, reply, done, error, counts, quota)
+      return refuseThrown(request, reply, done, error, counts, quota)
     }
-    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity, quota), (error: unknown) => fail(request, reply, done, error, counts, quota))
+    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity, quota), (error: unknown) => refuseThrown(request, reply, done, error, counts, quota))
     else admit(request, reply, done, result, quota)
   }
 }

@@ -60,7 +60,7 @@ export function stringToSign ({ nonce, method, host, path, query }: SigningInput
   return `${nonce}\n${method.toUpperCase()}\n${signingHost(host)}\n${path}\n${query}\n`
 }
 
-/** Unix time in whole minutes, the nonce's M. */
-export function nonceMinutes (nowMs: number = Date.now()): number {
+/** Unix time in whole minutes: a nonce's M is the minute it was made in. */
+export function unixMinute (nowMs: number = Date.now()): number {
   return Math.floor(nowMs / 60000)
 }

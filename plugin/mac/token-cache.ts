@@ -33,10 +33,10 @@ export interface TokenCacheOptions {
 }
 
 /** Remembered for an unknown token, so that a flood of garbage does not reach the store. */
-interface Unknown {
+interface NotLive {
   hash: string
 }
-type Entry = ActiveToken | Unknown
+type Entry = ActiveToken | NotLive
 
 function isActive (entry: Entry | undefined): entry is ActiveToken {
   return entry !== undefined && 'record' in entry

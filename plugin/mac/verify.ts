@@ -6,7 +6,7 @@ import { Quotas, quotaExceeded, type QuotaReading } from './quota.js'
 import type { CountedUse } from '../store/store.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
-import { canonicalQuery, computeMac, hmacOf, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
+import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, unixMinute, stringToSign, type QueryVariant } from './signature.js'
 
 export type { MacIdentity } from './token-cache.js'
 
@@ -99,32 +99,32 @@ export class MacVerifier {
     const queryStart = url.indexOf('?')
     const path = queryStart === -1 ? url : url.slice(0, queryStart)
     const rawQuery = queryStart === -1 ? '' : url.slice(queryStart + 1)
-    if (!this.#macMatches(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
+    if (!this.#macMatchesSomeQueryForm(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
 
-    const drift = nonceMinutes(now) - header.minutes
+    const drift = unixMinute(now) - header.minutes
     if (drift > this.#skew) throw denied(DENIALS.staleNonce)
     if (drift < -this.#skew) throw denied(DENIALS.futureNonce)
     checkQueryBindings(rawQuery, header.accessToken, token)
     const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
-    if (quota !== undefined) return admitCounted(this.quotas.count(use, token.identity.clientId, quota, now), token, quota)
+    if (quota !== undefined) return identityUnlessOverQuota(this.quotas.count(use, token.identity.clientId, quota, now), token, quota)
     const fresh = this.#store.useNonce(use)
-    if (fresh instanceof Promise) return fresh.then((first) => admitOnce(first, token))
-    return admitOnce(fresh, token)
+    if (fresh instanceof Promise) return fresh.then((first) => identityUnlessReplayed(first, token))
+    return identityUnlessReplayed(fresh, token)
   }
 
-  #macMatches (header: MacHeader, { signingKey, record }: ActiveToken, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
-    const hmac = hmacOf(record.macAlgorithm)
-    const sign = (query: string): string => computeMac(signingKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }), hmac)
+  #macMatchesSomeQueryForm (header: MacHeader, { signingKey, record }: ActiveToken, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
+    const hash = hashNameOf(record.macAlgorithm)
+    const sign = (query: string): string => computeMac(signingKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }), hash)
     const primary = canonicalQuery(request.rawQuery)
-    if (macMatches(sign(primary), header.mac)) return true
+    if (constantTimeEqual(sign(primary), header.mac)) return true
     // Other SDKs sign the query differently; try their forms only when they differ.
     const tried = new Set([primary])
     for (const variant of this.#variants) {
       const query = canonicalQuery(request.rawQuery, variant)
       if (tried.has(query)) continue
       tried.add(query)
-      if (macMatches(sign(query), header.mac)) return true
+      if (constantTimeEqual(sign(query), header.mac)) return true
     }
     return false
   }
@@ -142,15 +142,15 @@ export class MacVerifier {
   }
 }
 
-function admitOnce (first: boolean, token: ActiveToken): MacIdentity {
+function identityUnlessReplayed (first: boolean, token: ActiveToken): MacIdentity {
   if (!first) throw denied(DENIALS.replayedNonce)
   return token.identity
 }
 
-function admitCounted (counted: CountedUse | Promise<CountedUse>, token: ActiveToken, quota: QuotaReading): MacIdentity | Promise<MacIdentity> {
-  if (counted instanceof Promise) return counted.then((answer) => admitCounted(answer, token, quota))
+function identityUnlessOverQuota (counted: CountedUse | Promise<CountedUse>, token: ActiveToken, quota: QuotaReading): MacIdentity | Promise<MacIdentity> {
+  if (counted instanceof Promise) return counted.then((answer) => identityUnlessOverQuota(answer, token, quota))
   if (counted.outcome === 'over') throw quotaExceeded(quota)
-  return admitOnce(counted.outcome === 'fresh', token)
+  return identityUnlessReplayed(counted.outcome === 'fresh', token)
 }
 
 /**

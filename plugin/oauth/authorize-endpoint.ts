@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { confirmPage } from '../account/pages.js'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { errors } from '../core/errors.js'
 import { errorPage } from '../core/html.js'
 import { sendPage } from '../core/replies.js'
@@ -14,7 +14,7 @@ import { withQuery } from './redirect-uri.js'
  * Sends an authorization failure where the contract says: a page, or back to the client. Anything
  * else (a store outage, a fault) goes on to the pages' error handler.
  */
-async function replyAuthorizeError (config: MacgateConfig, reply: FastifyReply, error: unknown, status: 302 | 303): Promise<FastifyReply> {
+async function replyAuthorizeError (config: MacgateContext, reply: FastifyReply, error: unknown, status: 302 | 303): Promise<FastifyReply> {
   const outcome = error instanceof RedirectError && error.error.kind === 'accessDenied' ? 'denied' : error instanceof NoRedirectError || error instanceof RedirectError ? 'refused' : 'failed'
   config.metrics.authorizations.labels(outcome).inc()
   if (error instanceof NoRedirectError) {
@@ -34,7 +34,7 @@ function signInRedirect (request: FastifyRequest): string {
 }
 
 /** GET /oauth2/authorize, and the POST of the confirmation page's decision. */
-export function authorizeRoutes (fastify: FastifyInstance, config: MacgateConfig): void {
+export function authorizeRoutes (fastify: FastifyInstance, config: MacgateContext): void {
   const { store, registry } = config
 
   async function showConfirmation (request: FastifyRequest, reply: FastifyReply, authz: AuthorizationRequest, username: string): Promise<FastifyReply> {

@@ -1,5 +1,5 @@
 import { errors, type OAuthError } from '../core/errors.js'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import type { ClientRecord } from '../store/store.js'
 import { single, type Params } from '../core/params.js'
 import { matchRedirectUri } from './redirect-uri.js'
@@ -46,7 +46,7 @@ function noRedirect<T> (check: () => T): T {
 }
 
 /** Step 1 of contract §3. A store outage is not wrapped: it is the service's fault, a 503. */
-async function identifyClient (config: MacgateConfig, query: Params): Promise<{ client: ClientRecord, redirectUri: string, registeredUri: string }> {
+async function identifyClient (config: MacgateContext, query: Params): Promise<{ client: ClientRecord, redirectUri: string, registeredUri: string }> {
   const clientId = noRedirect(() => single(query, 'client_id'))
   if (clientId === undefined || !isClientId(clientId)) throw new NoRedirectError(errors.invalidRequest('client_id missing or malformed'))
   const client = await config.store.getClient(clientId)
@@ -88,13 +88,13 @@ function readCodeChallenge (client: ClientRecord, query: Params, responseType: s
   return challenge
 }
 
-function readScope (config: MacgateConfig, client: ClientRecord, query: Params): string[] {
+function readScope (config: MacgateContext, client: ClientRecord, query: Params): string[] {
   const requested = parseScope(single(query, 'scope') ?? '')
   return config.registry.check(requested.length === 0 ? client.scopes : requested, client.scopes)
 }
 
 /** Checks an authorization request in the contract's order (section 3). */
-export async function readAuthorizationRequest (config: MacgateConfig, query: Params): Promise<AuthorizationRequest> {
+export async function readAuthorizationRequest (config: MacgateContext, query: Params): Promise<AuthorizationRequest> {
   const { client, redirectUri, registeredUri } = await identifyClient(config, query)
   // Echo state only when it is one well-formed value.
   const rawState = query.state

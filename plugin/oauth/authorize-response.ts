@@ -1,5 +1,5 @@
 import type { SignedInUser } from '../account/session.js'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { hashSecret, mintCode, newGrantId } from '../core/credentials.js'
 import { formatScope } from '../core/scope.js'
 import type { AuthorizationRequest } from './authorize-request.js'
@@ -24,7 +24,7 @@ export interface CodeAuthorization extends Authorization {
  * A new grant with its code, saved as the code grant's first step; resolves to the code. Also the
  * package's own (seeding a deployment, the benchmark, tests): the code is bound to `redirectUri`.
  */
-export async function grantCode (config: MacgateConfig, authorization: CodeAuthorization): Promise<string> {
+export async function grantCode (config: MacgateContext, authorization: CodeAuthorization): Promise<string> {
   const grantId = newGrantId()
   const expiresAt = config.clock() + config.codeTtl * 1000
   await config.store.trackGrant(authorization.clientId, grantId, expiresAt, authorization.userId)
@@ -35,7 +35,7 @@ export async function grantCode (config: MacgateConfig, authorization: CodeAutho
 }
 
 /** A new grant with an access token and no refresh token, as the implicit grant issues it (also the package's own, like `grantCode`). */
-export async function grantAccessToken (config: MacgateConfig, authorization: Authorization, ttlSeconds = config.accessTokenTtl): Promise<{ accessToken: string, macKey: string, openId: string }> {
+export async function grantAccessToken (config: MacgateContext, authorization: Authorization, ttlSeconds = config.accessTokenTtl): Promise<{ accessToken: string, macKey: string, openId: string }> {
   const grantId = newGrantId()
   const issued = issueAccessToken(config, { grantId, ...authorization }, ttlSeconds)
   await config.store.trackGrant(authorization.clientId, grantId, issued.stored.record.expiresAt, authorization.userId)
@@ -49,7 +49,7 @@ function withState (params: Record<string, string>, state: string | undefined): 
 }
 
 /** Completes an allowed authorization: the redirect carrying a code or an implicit token set. */
-export async function issueAuthorization (config: MacgateConfig, request: AuthorizationRequest, user: SignedInUser): Promise<string> {
+export async function issueAuthorization (config: MacgateContext, request: AuthorizationRequest, user: SignedInUser): Promise<string> {
   const authorization = { clientId: request.client.id, userId: user.id, scope: request.scope }
   if (request.responseType === 'code') {
     const code = await grantCode(config, {

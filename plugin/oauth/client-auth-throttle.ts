@@ -1,4 +1,4 @@
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { errors } from '../core/errors.js'
 
 const WINDOW_MS = 60_000
@@ -13,11 +13,11 @@ const WINDOW_MS = 60_000
  * the per-address limit is what a deployment behind a proxy must raise (all callers share its address).
  */
 export class ClientAuthThrottle {
-  readonly #config: MacgateConfig
+  readonly #config: MacgateContext
   readonly #clientKey: string
   readonly #addressKey: string
 
-  constructor (config: MacgateConfig, clientId: string, address: string) {
+  constructor (config: MacgateContext, clientId: string, address: string) {
     this.#config = config
     this.#clientKey = `authfail:client:${clientId}`
     this.#addressKey = `authfail:addr:${address}`

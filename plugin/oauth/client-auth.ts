@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../core/errors.js'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import type { ClientRecord } from '../store/store.js'
 import { single, type Params } from '../core/params.js'
 import { ClientAuthThrottle } from './client-auth-throttle.js'
@@ -62,7 +62,7 @@ export interface ClientAuthOptions {
  * admitted (96005). Without a secret, an unknown or confidential client_id gets the 96002 it got
  * before public clients existed.
  */
-export async function authenticateClient (config: MacgateConfig, request: FastifyRequest, params: Params, { allowPublic }: ClientAuthOptions = { allowPublic: true }): Promise<ClientRecord> {
+export async function authenticateClient (config: MacgateContext, request: FastifyRequest, params: Params, { allowPublic }: ClientAuthOptions = { allowPublic: true }): Promise<ClientRecord> {
   const { clientId, clientSecret } = credentials(request, params)
   if (!isClientId(clientId)) throw errors.invalidRequest('client_id malformed')
   const throttle = new ClientAuthThrottle(config, clientId, request.ip)

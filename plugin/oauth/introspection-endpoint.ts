@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { sendStandardJson } from './standard-replies.js'
 import { findToken, readTokenRequest } from './token-lookup.js'
 
@@ -10,7 +10,7 @@ import { findToken, readTokenRequest } from './token-lookup.js'
  * refresh tokens included, is `{"active":false}`, which says nothing about why. A public client
  * has no secret to authenticate with: introspection is for resource servers (unauthorized_client).
  */
-export function introspectionRoute (fastify: FastifyInstance, config: MacgateConfig): void {
+export function introspectionRoute (fastify: FastifyInstance, config: MacgateContext): void {
   fastify.post('/oauth2/introspect', async (request, reply) => {
     const { client, token } = await readTokenRequest(config, request, { allowPublic: false })
     const found = await findToken(config, token)

@@ -1,4 +1,4 @@
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import type { AccessTokenRecord, RefreshTokenRecord, TokenRecords } from '../store/store.js'
 import { formatScope } from '../core/scope.js'
 import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from '../core/credentials.js'
@@ -23,7 +23,7 @@ export function lastExpiry ({ access, refresh }: TokenRecords): number {
 }
 
 /** A fresh access token and mac_key, and the record the store keeps of them. */
-export function issueAccessToken (config: MacgateConfig, grantee: Grantee, ttlSeconds: number) {
+export function issueAccessToken (config: MacgateContext, grantee: Grantee, ttlSeconds: number) {
   const accessToken = mintToken(config.secret, grantee.grantId)
   const macKey = mintMacKey()
   const record: AccessTokenRecord = {
@@ -39,7 +39,7 @@ export function issueAccessToken (config: MacgateConfig, grantee: Grantee, ttlSe
  * Access and refresh token of a code or refresh grant, with the token endpoint's body. The refresh
  * token keeps the grant's whole scope even when this access token is narrowed (RFC 6749 §6).
  */
-export function issueTokenSet (config: MacgateConfig, grantee: Grantee, redirectUri: string, accessTtl: number, refreshTtl: number, refreshScope = grantee.scope) {
+export function issueTokenSet (config: MacgateContext, grantee: Grantee, redirectUri: string, accessTtl: number, refreshTtl: number, refreshScope = grantee.scope) {
   const access = issueAccessToken(config, grantee, accessTtl)
   const refreshToken = mintToken(config.secret, grantee.grantId)
   const refreshRecord: RefreshTokenRecord = {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { sendStandardJson } from './standard-replies.js'
 import { STANDARD_TOKEN_AUTH_METHODS, STANDARD_TOKEN_PATH } from './standard-token-endpoint.js'
 
@@ -11,7 +11,7 @@ const WITH_PUBLIC = [...CLIENT_AUTH_METHODS, 'none']
  * The configured issuer, or else the address this request reached us on: the listening address,
  * not the Host header, which any client may set (and an HTTP/1.0 request may leave out).
  */
-function issuerOf (config: MacgateConfig, request: FastifyRequest): string {
+function issuerOf (config: MacgateContext, request: FastifyRequest): string {
   if (config.issuer !== undefined) return config.issuer.replace(/\/$/, '')
   const { localAddress = '127.0.0.1', localPort = 80 } = request.socket
   const host = localAddress.includes(':') ? `[${localAddress}]` : localAddress
@@ -19,7 +19,7 @@ function issuerOf (config: MacgateConfig, request: FastifyRequest): string {
 }
 
 /** RFC 8414: what a generic client discovers before it starts. */
-export function metadataRoute (fastify: FastifyInstance, config: MacgateConfig): void {
+export function metadataRoute (fastify: FastifyInstance, config: MacgateContext): void {
   fastify.get('/.well-known/oauth-authorization-server', async (request, reply) => {
     const issuer = issuerOf(config, request)
     return await sendStandardJson(reply, {

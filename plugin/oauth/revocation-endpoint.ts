@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { single } from '../core/params.js'
 import { sendStandardJson } from './standard-replies.js'
 import { findToken, readTokenRequest } from './token-lookup.js'
@@ -15,7 +15,7 @@ import { servedClient, type TokenEndpointCors } from './token-cors.js'
  * unknown, expired or other client's token tells the caller nothing, and another client's is left
  * alone. A public client's app may call it from its origin (CORS as at the token endpoint).
  */
-export function revocationRoute (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
+export function revocationRoute (fastify: FastifyInstance, config: MacgateContext, cors: TokenEndpointCors): void {
   fastify.post('/oauth2/revoke', { ...cors.hooks(config) }, async (request, reply) => {
     const { client, token, params } = await readTokenRequest(config, request, { allowPublic: true })
     servedClient(request, client)

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { errors, toOAuthError } from '../core/errors.js'
 import { introspectionRoute } from './introspection-endpoint.js'
 import { metadataRoute } from './metadata-endpoint.js'
@@ -8,7 +8,7 @@ import { sendStandardError } from './standard-replies.js'
 import type { TokenEndpointCors } from './token-cors.js'
 
 /** The RFC endpoints beside the Xiaomi ones (contract §10), with their own error form. */
-export function standardRoutes (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
+export function standardRoutes (fastify: FastifyInstance, config: MacgateContext, cors: TokenEndpointCors): void {
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'standard endpoint failed')

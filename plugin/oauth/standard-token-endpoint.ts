@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { errors, toOAuthError } from '../core/errors.js'
 import { required, single, type Params } from '../core/params.js'
 import type { ClientRecord } from '../store/store.js'
@@ -21,11 +21,11 @@ export const STANDARD_TOKEN_AUTH_METHODS = ['client_secret_basic', 'client_secre
  * missing one is a malformed request, not a mismatch; a refresh carries none (§6).
  */
 const GRANTS = {
-  authorization_code: async (config: MacgateConfig, client: ClientRecord, params: Params) => {
+  authorization_code: async (config: MacgateContext, client: ClientRecord, params: Params) => {
     required(params, 'redirect_uri')
     return await exchangeCode(config, client, params)
   },
-  refresh_token: async (config: MacgateConfig, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false })
+  refresh_token: async (config: MacgateContext, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false })
 }
 
 /** The grant type each request asked for, as a metric label: one of ours, else `other` (never the client's text). */
@@ -36,7 +36,7 @@ const grantLabels = new WeakMap<FastifyRequest, string>()
  * throttle of every endpoint, or a public client by its client_id alone (`none`), whose code the
  * grant then redeems only with its PKCE verifier (contract §11).
  */
-async function authenticate (config: MacgateConfig, request: FastifyRequest, params: Params): Promise<ClientRecord> {
+async function authenticate (config: MacgateContext, request: FastifyRequest, params: Params): Promise<ClientRecord> {
   return await authenticateClient(config, request, params, { allowPublic: true })
 }
 
@@ -48,7 +48,7 @@ async function authenticate (config: MacgateConfig, request: FastifyRequest, par
  * replay on either revokes what it gave. Parameters a dialect does not define (`token_type`) are
  * ignored (§3.2). Counted in the same `macgate_token_requests_total` as /oauth2/token.
  */
-export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
+export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateContext, cors: TokenEndpointCors): void {
   // A browser app (a public client) calls it from its own origin, with CORS as at /oauth2/token (contract §11).
   const corsHooks = cors.hooks(config)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {

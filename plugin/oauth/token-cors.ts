@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendHookHandler } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { allowOrigin, allowPreflight, isPreflight, varyOnOrigin } from '../core/cors.js'
 import type { ClientRecord } from '../store/store.js'
 import type { ClientOrigins, OriginClients } from './client-origins.js'
@@ -34,7 +34,7 @@ export class TokenEndpointCors {
   }
 
   /** Route hooks: look the origin up first (a store outage is the endpoint's 503), then write the answer's headers. */
-  hooks (config: MacgateConfig): { onRequest?: onRequestAsyncHookHandler[], onSend?: onSendHookHandler[] } {
+  hooks (config: MacgateContext): { onRequest?: onRequestAsyncHookHandler[], onSend?: onSendHookHandler[] } {
     if (!config.cors) return {}
     return {
       onRequest: [async (request) => {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { errors, toOAuthError } from '../core/errors.js'
 import { sendTokenBody, sendTokenError } from '../core/replies.js'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { authenticateClient, usesBasicAuth } from './client-auth.js'
 import { exchangeCode } from './grants/code.js'
 import { refreshTokens } from './grants/refresh.js'
@@ -24,7 +24,7 @@ function paramsOf (request: FastifyRequest): Params {
 }
 
 /** /oauth2/token: client authentication, then the grant's handler; every body `&&&START&&&`-prefixed. */
-export function tokenRoutes (fastify: FastifyInstance, config: MacgateConfig, cors: TokenEndpointCors): void {
+export function tokenRoutes (fastify: FastifyInstance, config: MacgateContext, cors: TokenEndpointCors): void {
   const corsHooks = cors.hooks(config)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)

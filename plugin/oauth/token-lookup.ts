@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { MacgateConfig } from '../config/options.js'
+import type { MacgateContext } from '../config/options.js'
 import { grantIdOf, hashSecret } from '../core/credentials.js'
 import { errors } from '../core/errors.js'
 import { single, type Params } from '../core/params.js'
@@ -15,7 +15,7 @@ export type FoundToken =
  * answered at once, without a store read (like the verifier, forged tokens cost nothing).
  * The hint only orders the two reads (RFC 7009 §2.1: a wrong hint must not hide the token).
  */
-export async function findToken (config: MacgateConfig, token: string, hint?: string): Promise<FoundToken | undefined> {
+export async function findToken (config: MacgateContext, token: string, hint?: string): Promise<FoundToken | undefined> {
   const grantId = grantIdOf(config.secret, token)
   if (grantId === undefined) return undefined
   const hash = hashSecret(token)
@@ -32,7 +32,7 @@ export async function findToken (config: MacgateConfig, token: string, hint?: st
 }
 
 /** The two RFC token endpoints' first steps: the client authenticates, then `token` is required. */
-export async function readTokenRequest (config: MacgateConfig, request: FastifyRequest, auth: ClientAuthOptions): Promise<{ client: ClientRecord, token: string, params: Params }> {
+export async function readTokenRequest (config: MacgateContext, request: FastifyRequest, auth: ClientAuthOptions): Promise<{ client: ClientRecord, token: string, params: Params }> {
   const params = (request.body ?? {}) as Params
   const client = await authenticateClient(config, request, params, auth)
   const token = single(params, 'token')

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { errors } from '../../core/errors.js'
-import type { MacgateConfig } from '../../config/options.js'
+import type { MacgateContext } from '../../config/options.js'
 import type { ClientRecord, CodeRecord } from '../../store/store.js'
 import { required, single, type Params } from '../../core/params.js'
 import { checkRedirectUri } from './redirect-check.js'
@@ -27,7 +27,7 @@ function checkVerifier (client: ClientRecord, code: CodeRecord, params: Params):
 }
 
 /** grant_type=authorization_code: one success per code, a replay revokes what it gave. */
-export async function exchangeCode (config: MacgateConfig, client: ClientRecord, params: Params): Promise<object> {
+export async function exchangeCode (config: MacgateContext, client: ClientRecord, params: Params): Promise<object> {
   const { store } = config
   const redirectUri = checkRedirectUri(config, client, params)
   const { grantId, hash: codeHash, record } = await readOnce<CodeRecord>(config, client, redirectUri, required(params, 'code'), {

@@ -1,5 +1,5 @@
 import { errors } from '../../core/errors.js'
-import type { MacgateConfig } from '../../config/options.js'
+import type { MacgateContext } from '../../config/options.js'
 import type { ClientRecord, RefreshTokenRecord } from '../../store/store.js'
 import { required, single, type Params } from '../../core/params.js'
 import { narrowScope, parseScope } from '../../core/scope.js'
@@ -16,7 +16,7 @@ import { checkRedirectUri } from './redirect-check.js'
  * refreshes cannot both win or both lose. The Xiaomi dialect requires the redirect_uri (contract §4);
  * RFC 6749 §6 has none, so the standard endpoint passes `{ redirectUri: false }`.
  */
-export async function refreshTokens (config: MacgateConfig, client: ClientRecord, params: Params, { redirectUri: checked = true } = {}): Promise<object> {
+export async function refreshTokens (config: MacgateContext, client: ClientRecord, params: Params, { redirectUri: checked = true } = {}): Promise<object> {
   const { store } = config
   const redirectUri = checked ? checkRedirectUri(config, client, params) : undefined
   const refreshToken = required(params, 'refresh_token')

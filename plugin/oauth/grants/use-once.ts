@@ -1,5 +1,5 @@
 import { errors, type OAuthErrorFactory } from '../../core/errors.js'
-import type { MacgateConfig } from '../../config/options.js'
+import type { MacgateContext } from '../../config/options.js'
 import type { ClientRecord } from '../../store/store.js'
 import { grantIdOf, hashSecret } from '../../core/credentials.js'
 
@@ -24,7 +24,7 @@ export interface UseOnce<R extends Issued> {
  * request carries none by its dialect: an RFC 6749 §6 refresh). The use itself is the caller's
  * atomic store operation.
  */
-export async function readOnce<R extends Issued> (config: MacgateConfig, client: ClientRecord, redirectUri: string | undefined, value: string, kind: UseOnce<R>) {
+export async function readOnce<R extends Issued> (config: MacgateContext, client: ClientRecord, redirectUri: string | undefined, value: string, kind: UseOnce<R>) {
   const grantId = grantIdOf(config.secret, value)
   if (grantId === undefined) throw kind.invalid()
   const hash = hashSecret(value)
