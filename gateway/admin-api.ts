@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import {
-  changePassword, createUser, errors, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
+  changePassword, compileValidator, createUser, errors, newClientSchema, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
   removeUser, revokeUserGrant, rotateClientSecret, updateClient, type AuditEvents, type ClientRecord, type ClientUpdate, type ScopeRegistry, type Store
 } from '../plugin/index.js'
 
@@ -18,22 +18,21 @@ const text = { type: 'string', minLength: 1, maxLength: 2048 }
 const password = { type: 'string', minLength: 1, maxLength: 1024 }
 const object = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', additionalProperties: false, required, properties })
 
-const redirectUris = { type: 'array', minItems: 1, maxItems: 20, items: text }
-const allowedOrigins = { type: 'array', maxItems: 20, items: text }
-const quotaPerMinute = { type: 'integer', minimum: 0, maximum: 1_000_000_000 }
-const responseTypes = { type: 'array', minItems: 1, items: { enum: ['code', 'token'] } }
+// A new client's fields are the plugin's schema (one set of limits with the CLI), by the API's names.
+const field = newClientSchema.properties
+const { redirectUris, allowedOrigins, quotaPerMinute, responseTypes } = field
 
 const schemas = {
   newClient: object({
-    name: text,
+    name: field.name,
     redirect_uris: redirectUris,
-    scope: text,
+    scope: field.scope,
     response_types: responseTypes,
-    require_pkce: { type: 'boolean' },
-    public: { type: 'boolean' },
+    require_pkce: field.requirePkce,
+    public: field.public,
     allowed_origins: allowedOrigins,
-    resource_server: { type: 'boolean' },
-    mac_algorithm: { enum: ['HmacSha1', 'HmacSha256'] },
+    resource_server: field.resourceServer,
+    mac_algorithm: field.macAlgorithm,
     quota_per_minute: quotaPerMinute
   }, ['name', 'redirect_uris']),
   // A field given replaces the registered one; at least one is given.
@@ -41,6 +40,21 @@ const schemas = {
   rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
   newUser: object({ username: text, password }, ['username', 'password']),
   newPassword: object({ password }, ['password'])
+}
+
+/**
+ * A body validator with the plugin's sentences (`body.name must be 1 to 100 characters`), the ones
+ * `registerClient` answers the CLI with; a SchemaError is answered as the 400 it is.
+ */
+function pluginValidator ({ schema }: { schema: object }): (data: unknown) => { value: unknown } | { error: Error } {
+  const validate = compileValidator(schema, 'body')
+  return (data) => {
+    try {
+      return { value: validate(data) }
+    } catch (error) {
+      return { error: error as Error }
+    }
+  }
 }
 
 /** A client as the API shows it: no secret hashes, snake_case like the OAuth endpoints. */
@@ -82,7 +96,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
   app.get('/admin/clients', async () => (await store.listClients()).map((client) => clientView(client, clock())))
 
   app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, public?: boolean, allowed_origins?: string[], resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256', quota_per_minute?: number } }>(
-    '/admin/clients', { schema: { body: schemas.newClient } }, async (request, reply) => {
+    '/admin/clients', { schema: { body: schemas.newClient }, validatorCompiler: pluginValidator }, async (request, reply) => {
       const body = request.body
       const { client, clientSecret } = await registerClient(store, registry, {
         name: body.name,

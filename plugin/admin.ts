@@ -55,11 +55,39 @@ export interface ClientUpdate {
   quotaPerMinute?: number
 }
 
-const MAX_ALLOWED_ORIGINS = 20
+/** A URI, origin or scope list as a field: room for any real one (each is checked further below). */
+const text = { type: 'string', minLength: 1, maxLength: 2048 } as const
+
+/**
+ * A new client's fields and their limits, for every door: the admin API validates its body with
+ * this schema (its fields by their snake_case names), and `registerClient`, which the CLI calls,
+ * checks the same limits.
+ */
+export const newClientSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'redirectUris'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    redirectUris: { type: 'array', minItems: 1, maxItems: 20, items: text },
+    scope: text,
+    responseTypes: { type: 'array', minItems: 1, items: { enum: ['code', 'token'] } },
+    requirePkce: { type: 'boolean' },
+    public: { type: 'boolean' },
+    allowedOrigins: { type: 'array', maxItems: 20, items: text },
+    resourceServer: { type: 'boolean' },
+    macAlgorithm: { enum: ['HmacSha1', 'HmacSha256'] },
+    accessTokenTtl: { type: 'integer', minimum: 1 },
+    refreshTokenTtl: { type: 'integer', minimum: 1 },
+    quotaPerMinute: { type: 'integer', minimum: 0, maximum: 1_000_000_000 }
+  }
+} as const
+
+const { name: NAME, redirectUris: REDIRECT_URIS, allowedOrigins: ALLOWED_ORIGINS, quotaPerMinute: QUOTA } = newClientSchema.properties
 
 /** A client's own quota: whole requests a minute, 0 (blocked) to a billion. */
 function checkQuota (quota: number | undefined): void {
-  if (quota !== undefined && (!Number.isInteger(quota) || quota < 0 || quota > 1_000_000_000)) throw new RegistrationError('quota per minute must be a whole number from 0 to 1000000000')
+  if (quota !== undefined && (!Number.isInteger(quota) || quota < QUOTA.minimum || quota > QUOTA.maximum)) throw new RegistrationError(`quota per minute must be a whole number from ${QUOTA.minimum} to ${QUOTA.maximum}`)
 }
 
 // Every operator action takes the plugin's audit trail optionally (`app.macgate.events`): the CLI,
@@ -67,6 +95,7 @@ function checkQuota (quota: number | undefined): void {
 
 function checkRedirectUris (uris: string[]): void {
   if (uris.length === 0) throw new RegistrationError('at least one redirect URI is required')
+  if (uris.length > REDIRECT_URIS.maxItems) throw new RegistrationError(`at most ${REDIRECT_URIS.maxItems} redirect URIs`)
   for (const uri of uris) {
     const problem = registrationProblem(uri)
     if (problem !== undefined) throw new RegistrationError(`redirect URI ${uri} ${problem}`)
@@ -74,7 +103,7 @@ function checkRedirectUris (uris: string[]): void {
 }
 
 function checkAllowedOrigins (origins: string[]): void {
-  if (origins.length > MAX_ALLOWED_ORIGINS) throw new RegistrationError(`at most ${MAX_ALLOWED_ORIGINS} allowed origins`)
+  if (origins.length > ALLOWED_ORIGINS.maxItems) throw new RegistrationError(`at most ${ALLOWED_ORIGINS.maxItems} allowed origins`)
   for (const origin of origins) {
     const problem = originProblem(origin)
     if (problem !== undefined) throw new RegistrationError(`allowed origin ${origin} ${problem}`)
@@ -107,7 +136,7 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
 export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string }>
 export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
 export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock: () => number = Date.now): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
-  if (input.name.trim() === '' || input.name.length > 100) throw new RegistrationError('name must be 1 to 100 characters')
+  if (input.name.trim() === '' || input.name.length > NAME.maxLength) throw new RegistrationError(`name must be ${NAME.minLength} to ${NAME.maxLength} characters`)
   checkRedirectUris(input.redirectUris)
   checkAllowedOrigins(input.allowedOrigins ?? [])
   checkQuota(input.quotaPerMinute)

@@ -40,7 +40,7 @@ export { Metrics, type VerificationOutcome } from './core/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
 export type { RouteQuota } from './mac/quota.js'
 export { grantAccessToken, grantCode } from './oauth/authorize-response.js'
-export { changePassword, createUser, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.js'
+export { changePassword, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.js'
 export type { UserGrant, Consent } from './store/store.js'
 export type { NonceStats, NonceUse } from './store/store.js'
 

@@ -22,10 +22,15 @@ function range (schema: { type?: string, minimum?: number, maximum?: number }): 
   return schema.minimum !== undefined ? `${what} of at least ${schema.minimum}` : `${what} of at most ${schema.maximum}`
 }
 
+function length (schema: { minLength?: number, maxLength?: number }): string {
+  if (schema.maxLength === undefined) return `at least ${schema.minLength ?? 0} characters`
+  return schema.minLength !== undefined ? `${schema.minLength} to ${schema.maxLength} characters` : `at most ${schema.maxLength} characters`
+}
+
 /** One sentence per problem, naming the field and what it may be. */
 function describe (root: string, error: ErrorObject): string {
   const field = fieldOf(root, error)
-  const parent = error.parentSchema as { type?: string, minimum?: number, maximum?: number, properties?: object }
+  const parent = error.parentSchema as { type?: string, minimum?: number, maximum?: number, minLength?: number, maxLength?: number, properties?: object }
   switch (error.keyword) {
     case 'enum':
       return `${field} must be one of ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`
@@ -34,6 +39,9 @@ function describe (root: string, error: ErrorObject): string {
     case 'minimum':
     case 'maximum':
       return `${field} must be ${range(parent)}`
+    case 'minLength':
+    case 'maxLength':
+      return `${field} must be ${length(parent)}`
     case 'additionalProperties':
       return `${field} has an unknown field ${String(error.params.additionalProperty)} (known: ${Object.keys(parent.properties ?? {}).join(', ')})`
     default:
