@@ -143,6 +143,17 @@ t.test('an expired token: 96008 even after it was cached', async (t) => {
   t.same(response.json(), BAD_TOKEN)
 })
 
+t.test('a verified request reads the plugin\'s clock once, first (Hawk): on a token cache miss and on a hit', async (t) => {
+  let reads = 0
+  const { app } = await buildTestApp(t, { clock: () => { reads++; return Date.now() } })
+  const token = await liveToken(app)
+  for (const which of ['miss', 'hit']) {
+    reads = 0
+    t.equal((await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })).statusCode, 200)
+    t.equal(reads, 1, `one clock reading on a cache ${which}`)
+  }
+})
+
 t.test('a token revoked by a replayed code: 96008 even after it was cached', async (t) => {
   const { app } = await buildTestGateway(t)
   const token = await liveToken(app)
