@@ -3,6 +3,7 @@
 // whose records can no longer be live.
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
+import { mock } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { buildGateway } from '../gateway/server.js'
@@ -84,6 +85,9 @@ t.test('Redis: a client\'s grant list drops grants past their time, and expires 
 })
 
 t.test('embedded store: a client\'s grant list forgets grants past their time', async (t) => {
+  // In-process state on the store's own clock and sweep timer: both stepped with Node's mock timers.
+  mock.timers.enable({ apis: ['Date', 'setInterval'], now: Date.now() })
+  t.teardown(() => { mock.timers.reset() })
   const store: Store = new MemoryStore({ sweepIntervalMs: 50 })
   t.teardown(async () => { await store.close() })
   const clientId = '1000000000000000003'
@@ -92,7 +96,7 @@ t.test('embedded store: a client\'s grant list forgets grants past their time', 
   await store.trackGrant(clientId, forgotten.grantId, Date.now() + 100, 'user-1')
   await store.trackGrant(clientId, kept.grantId, Date.now() + 3_600_000, 'user-1')
   for (const issued of [forgotten, kept]) await store.saveTokens(issued.set)
-  await sleep(300)
+  mock.timers.tick(300)
   await store.removeClient(clientId)
   t.equal(await store.getAccessToken(kept.accessHash, kept.grantId), undefined, 'a tracked grant is revoked with its client')
   t.ok(await store.getAccessToken(forgotten.accessHash, forgotten.grantId), 'a grant past its time was no longer listed')
