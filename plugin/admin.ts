@@ -54,14 +54,15 @@ export interface ClientUpdate {
   /** Replaces the list; `[]` removes every allowed origin. */
   allowedOrigins?: string[]
   responseTypes?: Array<'code' | 'token'>
-  quotaPerMinute?: number
+  /** `null` removes the client's own limit: the routes' defaults apply again. */
+  quotaPerMinute?: number | null
 }
 
 const MAX_ALLOWED_ORIGINS = 20
 
 /** A client's own quota: whole requests a minute, 0 (blocked) to a billion. */
-function checkQuota (quota: number | undefined): void {
-  if (quota !== undefined && (!Number.isInteger(quota) || quota < 0 || quota > 1_000_000_000)) throw new RegistrationError('quota per minute must be a whole number from 0 to 1000000000')
+function checkQuota (quota: number | null | undefined): void {
+  if (quota !== undefined && quota !== null && (!Number.isInteger(quota) || quota < 0 || quota > 1_000_000_000)) throw new RegistrationError('quota per minute must be a whole number from 0 to 1000000000')
 }
 
 // Every operator action takes the plugin's audit trail optionally (`app.macgate.events`): the CLI,
@@ -151,9 +152,10 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
 }
 
 /**
- * Changes a registered client's redirect URIs, allowed origins or response types, checked as at
- * registration. Codes already issued keep the redirect URI they were issued for; browsers on an
- * origin removed here lose CORS access within the origin cache's lifetime.
+ * Changes a registered client's redirect URIs, allowed origins, response types or own quota,
+ * checked as at registration. Codes already issued keep the redirect URI they were issued for;
+ * browsers on an origin removed here lose CORS access within the origin cache's lifetime, and a
+ * quota reaches every gateway within the client limits' lifetime (10 s).
  */
 export async function updateClient (store: Store, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
   if (update.redirectUris !== undefined) checkRedirectUris(update.redirectUris)
