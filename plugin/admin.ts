@@ -52,7 +52,8 @@ export interface ClientUpdate {
   /** Replaces the list; `[]` removes every allowed origin. */
   allowedOrigins?: string[]
   responseTypes?: Array<'code' | 'token'>
-  quotaPerMinute?: number
+  /** `null` removes the client's own limit: the routes' defaults apply again. */
+  quotaPerMinute?: number | null
 }
 
 /** A URI, origin or scope list as a field: room for any real one (each is checked further below). */
@@ -86,8 +87,8 @@ export const newClientSchema = {
 const { name: NAME, redirectUris: REDIRECT_URIS, allowedOrigins: ALLOWED_ORIGINS, quotaPerMinute: QUOTA } = newClientSchema.properties
 
 /** A client's own quota: whole requests a minute, 0 (blocked) to a billion. */
-function checkQuota (quota: number | undefined): void {
-  if (quota !== undefined && (!Number.isInteger(quota) || quota < QUOTA.minimum || quota > QUOTA.maximum)) throw new RegistrationError(`quota per minute must be a whole number from ${QUOTA.minimum} to ${QUOTA.maximum}`)
+function checkQuota (quota: number | null | undefined): void {
+  if (quota !== undefined && quota !== null && (!Number.isInteger(quota) || quota < QUOTA.minimum || quota > QUOTA.maximum)) throw new RegistrationError(`quota per minute must be a whole number from ${QUOTA.minimum} to ${QUOTA.maximum}`)
 }
 
 // Every operator action takes the plugin's audit trail optionally (`app.macgate.events`): the CLI,
@@ -179,9 +180,10 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
 }
 
 /**
- * Changes a registered client's redirect URIs, allowed origins or response types, checked as at
- * registration. Codes already issued keep the redirect URI they were issued for; browsers on an
- * origin removed here lose CORS access within the origin cache's lifetime.
+ * Changes a registered client's redirect URIs, allowed origins, response types or own quota,
+ * checked as at registration. Codes already issued keep the redirect URI they were issued for;
+ * browsers on an origin removed here lose CORS access within the origin cache's lifetime, and a
+ * quota reaches every gateway within the client limits' lifetime (10 s).
  */
 export async function updateClient (store: Store, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
   if (update.redirectUris !== undefined) checkRedirectUris(update.redirectUris)

@@ -107,7 +107,11 @@ export class MacVerifier {
     checkQueryBindings(rawQuery, header.accessToken, token)
     const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
-    if (quota !== undefined) return identityUnlessOverQuota(this.quotas.count(use, token.identity.clientId, quota, now), token, quota)
+    if (quota !== undefined) {
+      const counted = this.quotas.count(use, token.identity.clientId, quota, now)
+      if (counted instanceof Promise) return counted.then((answer) => this.#identityUnlessOverQuota(answer, token, quota))
+      return this.#identityUnlessOverQuota(counted, token, quota)
+    }
     const fresh = this.#store.useNonce(use)
     if (fresh instanceof Promise) return fresh.then((first) => identityUnlessReplayed(first, token))
     return identityUnlessReplayed(fresh, token)
@@ -136,6 +140,13 @@ export class MacVerifier {
     return denied(DENIALS.macMismatch, { stringToSign: text })
   }
 
+  /** The quota's answer told to the quotas (the reading's count, a refusal), then the nonce's. */
+  #identityUnlessOverQuota (counted: CountedUse, token: ActiveToken, quota: QuotaReading): MacIdentity {
+    this.quotas.settle(counted, quota)
+    if (counted.outcome === 'over') throw quotaExceeded(quota)
+    return identityUnlessReplayed(counted.outcome === 'fresh', token)
+  }
+
   /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
   #nonceTtl (minutes: number, now: number): number {
     return Math.max(1, (minutes + this.#skew + 1) * 60 - Math.floor(now / 1000))
@@ -145,12 +156,6 @@ export class MacVerifier {
 function identityUnlessReplayed (first: boolean, token: ActiveToken): MacIdentity {
   if (!first) throw denied(DENIALS.replayedNonce)
   return token.identity
-}
-
-function identityUnlessOverQuota (counted: CountedUse | Promise<CountedUse>, token: ActiveToken, quota: QuotaReading): MacIdentity | Promise<MacIdentity> {
-  if (counted instanceof Promise) return counted.then((answer) => identityUnlessOverQuota(answer, token, quota))
-  if (counted.outcome === 'over') throw quotaExceeded(quota)
-  return identityUnlessReplayed(counted.outcome === 'fresh', token)
 }
 
 /**

@@ -45,8 +45,11 @@ export interface ClientRecord {
   createdAt: number
 }
 
-/** What `Store.updateClient` replaces; `allowedOrigins: []` removes them. More fields may join. */
-export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'quotaPerMinute'>>
+/**
+ * What `Store.updateClient` replaces; `allowedOrigins: []` removes them, `quotaPerMinute: null` the
+ * client's own limit (the routes' defaults apply again). More fields may join.
+ */
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes'>> & { quotaPerMinute?: number | null }
 
 /** A client that registered an origin (by a redirect URI or an allowed origin). */
 export interface OriginClient {
@@ -306,9 +309,11 @@ export function secondsUntil (expiresAt: number, now = Date.now()): number {
   return Math.max(1, Math.ceil((expiresAt - now) / 1000))
 }
 
-/** A client's record with `changes` applied (an empty `allowedOrigins` removed): both stores' update. */
-export function withChanges (client: ClientRecord, changes: ClientChanges): ClientRecord {
+/** A client's record with `changes` applied (an empty `allowedOrigins`, a null quota removed): both stores' update. */
+export function withChanges (client: ClientRecord, { quotaPerMinute, ...changes }: ClientChanges): ClientRecord {
   const updated: ClientRecord = { ...client, ...changes }
+  if (quotaPerMinute === null) delete updated.quotaPerMinute
+  else if (quotaPerMinute !== undefined) updated.quotaPerMinute = quotaPerMinute
   if (updated.allowedOrigins?.length === 0) delete updated.allowedOrigins
   return updated
 }
