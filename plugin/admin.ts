@@ -6,7 +6,7 @@ import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
 import type { ClientChanges, ClientRecord, Store, UserGrant } from './store/store.js'
 import { originProblem } from './core/origins.js'
 import { revokeUserGrants } from './account/authorized-apps.js'
-import type { AuditEvents } from './core/events.js'
+import type { AuditEvents } from './observe/events.js'
 import type { MacgateConfig } from './config/options.js'
 import { issueCode, issueImplicitToken, type Authorization, type CodeAuthorization } from './oauth/authorize-response.js'
 

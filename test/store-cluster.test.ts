@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { Cluster } from 'ioredis'
-import { RedisStore } from '../plugin/store/redis.js'
+import { RedisStore } from '../plugin/store/redis/redis-store.js'
 import { newGrantId } from '../plugin/core/credentials.js'
 import { startRedisCluster } from './helpers/redis-cluster.js'
 import { Heard, issue, newClient, nonceUse, storeSuite } from './helpers/store-suite.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MemoryStore } from '../plugin/store/memory.js'
+import { MemoryStore } from '../plugin/store/memory/memory-store.js'
 import { storeSuite } from './helpers/store-suite.js'
 
 storeSuite(t, async (t) => {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { RedisStore } from '../plugin/store/redis.js'
+import { RedisStore } from '../plugin/store/redis/redis-store.js'
 import { errors } from '../plugin/core/errors.js'
 import { startRedis } from './helpers/redis.js'
 import { Heard, issue, newClient, newCode, newUser, nonceUse, storeSuite } from './helpers/store-suite.js'
