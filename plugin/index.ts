@@ -29,9 +29,13 @@ export { escapeHtml, FAVICON_SVG, layout } from './core/html.js'
 export { SECURITY_HEADERS, securityHeaders, sendErrorPage, sendOpenApiError, sendPage, sendTokenBody, sendTokenError } from './core/replies.js'
 export { compileValidator, SchemaError } from './core/schema.js'
 export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope.js'
-export { MemoryStore } from './store/memory/memory-store.js'
+export { MemoryStore, type MemoryStoreOptions } from './store/memory/memory-store.js'
 export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/redis/redis-store.js'
-export type { ClientChanges, ClientRecord, OriginClient, Store, UserRecord } from './store/store.js'
+export type { ClientChanges, ClientRecord, OriginClient, UserRecord } from './store/store.js'
+// The store's roles: what an adapter implements, and what each part of macgate takes (roles.ts).
+export type {
+  AccountStore, ClientReader, ClientStore, CodeStore, ConsentStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenLookup, TokenStore
+} from './store/store.js'
 export type { MacIdentity } from './mac/verify.js'
 export type { ClientOrigins, OriginClients } from './oauth/client-origins.js'
 export { allowOrigin, allowPreflight, dropCorsHeaders, EXPOSED_HEADERS, isPreflight, requestedHeaders, varyOnOrigin } from './core/cors.js'
