@@ -15,7 +15,7 @@ export class RedisGrants implements CodeStore, TokenStore {
   #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
 
-  /** `feed` delivers to `notify`. */
+  /** The feed must hand what it hears to `notify`. */
   constructor (context: RedisContext, feed: RevocationFeed) {
     this.#context = context
     this.#feed = feed

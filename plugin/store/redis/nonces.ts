@@ -1,5 +1,6 @@
 import { errors } from '../../core/errors.js'
 import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.js'
+import { orUnavailable } from './context.js'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.js'
 
 /** How the nonces reach Redis: the batch and stats scripts, plain commands for the upgrade marker. */
@@ -104,12 +105,8 @@ export class RedisNonces {
   /** The counts of the named counters in a window: one MGET (on a cluster all share their tag). */
   async quotaUsed (names: string[], window: number): Promise<number[]> {
     if (names.length === 0) return []
-    try {
-      const values = await this.#redis.mget(names.map((name) => this.#counterKey({ name, window })))
-      return values.map((value) => Number(value ?? 0))
-    } catch (error) {
-      throw errors.storeUnavailable(undefined, { cause: error })
-    }
+    const values = await orUnavailable(this.#redis.mget(names.map((name) => this.#counterKey({ name, window }))))
+    return values.map((value) => Number(value ?? 0))
   }
 
   async #countFirst (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
@@ -174,12 +171,8 @@ export class RedisNonces {
       for (let set = 0; set < SETS_PER_TAG; set++) keys.push(this.#setKey(tag, Math.floor(tagMinute / 16), set))
       byTag.set(tag, keys)
     }
-    try {
-      const counts = await Promise.all([...byTag.values()].map(async (keys) => await this.#redis.macgateNonceStats(keys.length, keys) as [number, number]))
-      return { held: sum(counts.map(([held]) => held)), bytes: sum(counts.map(([, bytes]) => bytes)) }
-    } catch (error) {
-      throw errors.storeUnavailable(undefined, { cause: error })
-    }
+    const counts = await orUnavailable(Promise.all([...byTag.values()].map(async (keys) => await this.#redis.macgateNonceStats(keys.length, keys) as [number, number])))
+    return { held: sum(counts.map(([held]) => held)), bytes: sum(counts.map(([, bytes]) => bytes)) }
   }
 
   #setKey (slot: number, minute: number, set: number): string {
