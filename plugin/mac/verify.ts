@@ -1,8 +1,7 @@
 import { errors } from '../core/errors.js'
-import type { Store } from '../store/store.js'
 import { NonceKeys } from '../store/nonce-key.js'
 import { Quotas, quotaExceeded, type QuotaReading } from './quota.js'
-import type { CountedUse } from '../store/store.js'
+import type { ClientReader, CountedUse, NonceLog, TokenLookup } from '../store/store.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, hmacOf, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
@@ -32,6 +31,9 @@ export interface VerifierOptions {
   clock?: () => number
 }
 
+/** The store roles the verifier takes: the token lookup (its cache's), the nonce log, a client's own quota. */
+export type VerifierStore = TokenLookup & NonceLog & ClientReader
+
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
 
 /** The descriptions of the verifier's 96012 refusals; `outcome.ts` counts each under its reason. */
@@ -54,14 +56,14 @@ export const DENIALS = {
 export class MacVerifier {
   readonly cache: TokenCache
   readonly quotas: Quotas
-  readonly #store: Store
+  readonly #store: NonceLog
   readonly #skew: number
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
   readonly #nonceKeys: NonceKeys
   readonly #clock: () => number
 
-  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
+  constructor (store: VerifierStore, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
     this.#store = store
     this.#debug = macDebug
     this.#skew = nonceSkewMinutes
