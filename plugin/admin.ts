@@ -3,10 +3,10 @@ import { hashPassword } from './account/password.js'
 import { registrationProblem } from './oauth/redirect-uri.js'
 import { parseScope, type ScopeRegistry } from './core/scope.js'
 import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
-import type { ClientChanges, ClientRecord, Store, UserGrant } from './store/store.js'
+import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, TokenStore, UserGrant } from './store/store.js'
 import { originProblem } from './core/origins.js'
 import { revokeUserGrants } from './account/authorized-apps.js'
-import type { AuditEvents } from './core/events.js'
+import type { AuditEvents } from './observe/events.js'
 
 /** A registration the operator asked for that cannot be made; the message says which field. */
 export class RegistrationError extends Error {
@@ -133,10 +133,10 @@ function checkResponseTypes (types: string[], requirePkce: boolean, isPublic: bo
  * gets no secret (`clientSecret` undefined). `clock` (here and below): the plugin's where there is
  * one (`app.macgate.clock`); default Date.now.
  */
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public: true }, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: undefined }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock: () => number = Date.now): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient & { public: true }, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: undefined }>
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string }>
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock: () => number = Date.now): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
   if (input.name.trim() === '' || input.name.length > NAME.maxLength) throw new RegistrationError(`name must be ${NAME.minLength} to ${NAME.maxLength} characters`)
   checkRedirectUris(input.redirectUris)
   checkAllowedOrigins(input.allowedOrigins ?? [])
@@ -185,7 +185,7 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
  * browsers on an origin removed here lose CORS access within the origin cache's lifetime, and a
  * quota reaches every gateway within the client limits' lifetime (10 s).
  */
-export async function updateClient (store: Store, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
+export async function updateClient (store: ClientStore, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
   if (update.redirectUris !== undefined) checkRedirectUris(update.redirectUris)
   if (update.allowedOrigins !== undefined) checkAllowedOrigins(update.allowedOrigins)
   checkQuota(update.quotaPerMinute)
@@ -209,7 +209,7 @@ function checkPassword (password: string): void {
   if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
 }
 
-export async function createUser (store: Store, username: string, password: string, events?: AuditEvents, clock: () => number = Date.now): Promise<{ userId: string }> {
+export async function createUser (store: AccountStore, username: string, password: string, events?: AuditEvents, clock: () => number = Date.now): Promise<{ userId: string }> {
   if (!USERNAME.test(username)) throw new RegistrationError('username must be 1 to 64 letters, digits or . _ @ -')
   checkPassword(password)
   const userId = randomUUID()
@@ -220,7 +220,7 @@ export async function createUser (store: Store, username: string, password: stri
 }
 
 /** A new password; every session of the user ends on every instance (sign in again). */
-export async function changePassword (store: Store, username: string, password: string, events?: AuditEvents): Promise<void> {
+export async function changePassword (store: AccountStore, username: string, password: string, events?: AuditEvents): Promise<void> {
   checkPassword(password)
   const user = await store.getUserByName(username)
   if (user === undefined || !await store.updateUser({ ...user, passwordHash: await hashPassword(password) })) {
@@ -234,7 +234,7 @@ export async function changePassword (store: Store, username: string, password: 
  * A new secret for the client, returned this once; the old one keeps working for `graceSeconds`
  * (0: it stops at once), so that a deployment can roll the new one out without downtime.
  */
-export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400, events?: AuditEvents, clock: () => number = Date.now): Promise<{ clientSecret: string }> {
+export async function rotateClientSecret (store: ClientStore, clientId: string, graceSeconds = 86_400, events?: AuditEvents, clock: () => number = Date.now): Promise<{ clientSecret: string }> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new RegistrationError('the grace period is whole seconds, 0 or more')
   if ((await store.getClient(clientId))?.public === true) throw new RegistrationError(`client ${clientId} is public: it has no secret`)
   const clientSecret = randomBase64Url(32)
@@ -245,7 +245,7 @@ export async function rotateClientSecret (store: Store, clientId: string, graceS
 }
 
 /** Removes the client and revokes every grant issued to it, on every instance. */
-export async function removeClient (store: Store, clientId: string, events?: AuditEvents): Promise<void> {
+export async function removeClient (store: ClientStore, clientId: string, events?: AuditEvents): Promise<void> {
   if (!await store.removeClient(clientId)) throw new NoSuchRecordError(`no client ${clientId}`)
   events?.record('client.removed', { clientId })
 }
@@ -254,7 +254,7 @@ export async function removeClient (store: Store, clientId: string, events?: Aud
  * Removes the user: every session of theirs ends and every grant of theirs is revoked, on every
  * instance, and their consents are forgotten. Resolves to how many grants were revoked.
  */
-export async function removeUser (store: Store, username: string, events?: AuditEvents): Promise<{ userId: string, grants: number }> {
+export async function removeUser (store: AccountStore & ConsentStore & GrantIndex & TokenStore, username: string, events?: AuditEvents): Promise<{ userId: string, grants: number }> {
   const user = await store.getUserByName(username)
   if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
   // Sessions first (no new grant from a signed-in browser), the user record last: if the store fails
@@ -269,7 +269,7 @@ export async function removeUser (store: Store, username: string, events?: Audit
 }
 
 /** The user's grants that may still have live records (those of clients removed since, revoked with them, left out). */
-export async function listUserGrants (store: Store, username: string): Promise<UserGrant[]> {
+export async function listUserGrants (store: AccountStore & GrantIndex & ClientReader, username: string): Promise<UserGrant[]> {
   const user = await store.getUserByName(username)
   if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
   const grants = await store.listUserGrants(user.id)
@@ -279,7 +279,7 @@ export async function listUserGrants (store: Store, username: string): Promise<U
 }
 
 /** Revokes one grant of the user's (by its id), on every instance. */
-export async function revokeUserGrant (store: Store, username: string, grantId: string, events?: AuditEvents): Promise<void> {
+export async function revokeUserGrant (store: AccountStore & GrantIndex & TokenStore, username: string, grantId: string, events?: AuditEvents): Promise<void> {
   const user = await store.getUserByName(username)
   if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
   const [grant] = await revokeUserGrants(store, user.id, (one) => one.grantId === grantId)

@@ -85,10 +85,11 @@ t.test('Redis: a client\'s grant list drops grants past their time, and expires 
 })
 
 t.test('embedded store: a client\'s grant list forgets grants past their time', async (t) => {
-  // In-process state on the store's own clock and sweep timer: both stepped with Node's mock timers.
-  mock.timers.enable({ apis: ['Date', 'setInterval'], now: Date.now() })
+  // In-process state: the store's clock is stepped, and its sweep timer with Node's mock timers.
+  let skipped = 0
+  mock.timers.enable({ apis: ['setInterval'] })
   t.teardown(() => { mock.timers.reset() })
-  const store: Store = new MemoryStore({ sweepIntervalMs: 50 })
+  const store: Store = new MemoryStore({ sweepIntervalMs: 50, clock: () => Date.now() + skipped })
   t.teardown(async () => { await store.close() })
   const clientId = '1000000000000000003'
   await store.saveClient({ id: clientId, name: 'a', secretHash: hashSecret(randomBase64Url(8)), redirectUris: ['https://a.example/cb'], scopes: ['1'], responseTypes: ['code'], requirePkce: false, createdAt: Date.now() })
@@ -96,6 +97,7 @@ t.test('embedded store: a client\'s grant list forgets grants past their time', 
   await store.trackGrant(clientId, forgotten.grantId, Date.now() + 100, 'user-1')
   await store.trackGrant(clientId, kept.grantId, Date.now() + 3_600_000, 'user-1')
   for (const issued of [forgotten, kept]) await store.saveTokens(issued.set)
+  skipped += 300
   mock.timers.tick(300)
   await store.removeClient(clientId)
   t.equal(await store.getAccessToken(kept.accessHash, kept.grantId), undefined, 'a tracked grant is revoked with its client')

@@ -1,4 +1,4 @@
-// Layers, bottom to top: plugin/core < plugin/store < plugin/config < plugin/mac < plugin/client,
+// Layers, bottom to top: plugin/core < plugin/observe < plugin/store < plugin/config < plugin/mac < plugin/client,
 // plugin/account < plugin/oauth (with subfolders) < files directly in plugin/ < gateway < bench. Imports may only go
 // down or sideways (client and account never import each other); gateway and bench reach the plugin
 // only through its package entries. Check with: npx tap test/layers.test.ts
@@ -13,13 +13,14 @@ const SOURCE_DIRS = ['plugin', 'gateway', 'bench']
 // Rank of each plugin folder; '' is the files directly in plugin/.
 const RANKS = new Map<string, number>([
   ['core', 0],
-  ['store', 1],
-  ['config', 2],
-  ['mac', 3],
-  ['client', 4],
-  ['account', 4],
-  ['oauth', 5],
-  ['', 6]
+  ['observe', 1],
+  ['store', 2],
+  ['config', 3],
+  ['mac', 4],
+  ['client', 5],
+  ['account', 5],
+  ['oauth', 6],
+  ['', 7]
 ])
 
 // What package.json exports: the only plugin and gateway files the layers above may import.

@@ -1,5 +1,5 @@
 import { errors, type OAuthError } from '../core/errors.js'
-import type { CountedUse, NonceUse, Store } from '../store/store.js'
+import type { ClientReader, CountedUse, NonceLog, NonceUse } from '../store/store.js'
 import { ClientLimits } from './client-limits.js'
 
 /** A route's quota: its default limit of verified requests per client and minute. */
@@ -50,18 +50,18 @@ const MAX_REFUSED = 10_000
 
 /**
  * Quotas in fixed windows of a minute, per (client, route), counted by the store with the nonce
- * (`Store.useCountedNonce`): only requests whose MAC is proven reach here, and a refused one's
+ * (`NonceLog.useCountedNonce`): only requests whose MAC is proven reach here, and a refused one's
  * nonce is not spent. The verifier gives its one clock reading, and is told the store's answer
  * (`settle`) in its own continuation: a counted request makes no promise of its own here.
  */
 export class Quotas {
   readonly clients: ClientLimits
-  readonly #store: Store
+  readonly #store: NonceLog
   #listener: QuotaRefusalListener | undefined
   #refusedWindow = -1
   readonly #refused = new Set<string>()
 
-  constructor (store: Store) {
+  constructor (store: NonceLog & ClientReader) {
     this.#store = store
     this.clients = new ClientLimits(store)
   }

@@ -1,9 +1,8 @@
 import { errors, type ErrorOptions, type OAuthError } from '../core/errors.js'
-import type { VerificationOutcome } from '../core/metrics.js'
-import type { Store } from '../store/store.js'
+import type { VerificationOutcome } from '../observe/metrics.js'
 import { NonceKeys } from '../store/nonce-key.js'
 import { Quotas, quotaExceeded, type QuotaReading } from './quota.js'
-import type { CountedUse } from '../store/store.js'
+import type { ClientReader, CountedUse, NonceLog, TokenLookup } from '../store/store.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, unixMinute, stringToSign, type QueryVariant } from './signature.js'
@@ -32,6 +31,9 @@ export interface VerifierOptions {
   /** The plugin's clock, read once per request (tests step it); default Date.now. */
   clock?: () => number
 }
+
+/** The store roles the verifier takes: the token lookup (its cache's), the nonce log, a client's own quota. */
+export type VerifierStore = TokenLookup & NonceLog & ClientReader
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
 
@@ -62,14 +64,14 @@ function denied ({ description, reason }: Denial, options: ErrorOptions = {}): O
 export class MacVerifier {
   readonly cache: TokenCache
   readonly quotas: Quotas
-  readonly #store: Store
+  readonly #store: NonceLog
   readonly #skew: number
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
   readonly #nonceKeys: NonceKeys
   readonly #clock: () => number
 
-  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
+  constructor (store: VerifierStore, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
     this.#store = store
     this.#debug = macDebug
     this.#skew = nonceSkewMinutes

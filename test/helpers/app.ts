@@ -4,8 +4,8 @@ import { buildGateway } from '../../gateway/server.js'
 import { createUser, registerClient, type NewClient } from '../../plugin/admin.js'
 import type { GatewayConfig } from '../../gateway/config.js'
 import { ScopeRegistry } from '../../plugin/core/scope.js'
-import { MemoryStore } from '../../plugin/store/memory.js'
-import { RedisStore } from '../../plugin/store/redis.js'
+import { MemoryStore } from '../../plugin/store/memory/memory-store.js'
+import { RedisStore } from '../../plugin/store/redis/redis-store.js'
 import type { Store } from '../../plugin/store/store.js'
 import { startRedis, type TestRedis } from './redis.js'
 
@@ -22,7 +22,8 @@ export async function buildTestApp (t: Test, { store: kind = 'memory', redis, se
     redis ??= await startRedis(t)
     store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
   } else {
-    store = new MemoryStore()
+    // One clock for the plugin and the embedded store, when the test steps one.
+    store = new MemoryStore(clock !== undefined ? { clock } : {})
   }
   const app = await buildGateway({ store, config, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
   t.teardown(async () => {

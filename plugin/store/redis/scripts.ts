@@ -277,7 +277,7 @@ for i = 2 * b + 3, 2 * b + 2 * c + 1, 2 do
 end
 return answers`
   },
-  // A cluster's quota counters of one turn, all in one tag, before the nonces (redis-nonces.ts).
+  // A cluster's quota counters of one turn, all in one tag, before the nonces (nonces.ts).
   // KEYS: the counters. ARGV: per counter, its limit and lifetime (s). Returns per counter its value
   // after counting one, or -1 - value when it was at its limit (not counted).
   macgateCountQuotas: {
