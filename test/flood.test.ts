@@ -9,7 +9,6 @@ const PREFIX = '&&&START&&&'
 const FORM = 'application/x-www-form-urlencoded'
 const REGISTERED_ORIGIN = new URL(REDIRECT_URI).origin
 
-
 type Pairs = Array<[string, string]> // names and values, already percent-encoded (or deliberately not)
 interface Flood { method: string, path: string, headers: Record<string, string>, body?: string, remoteAddress: string, label: string }
 
