@@ -2,7 +2,7 @@
 // by the open API's error code, and a sample each second for the live line and the chart. The
 // benchmark (bench/run.ts) and `macgate load` both measure with it.
 import autocannon, { type Request as AutocannonRequest } from 'autocannon'
-import { bucketOf, LatencyHistogram } from './histogram.js'
+import { LatencyHistogram } from './histogram.js'
 
 export type SetupRequest = (request: AutocannonRequest, context?: object) => AutocannonRequest
 
@@ -124,9 +124,8 @@ export async function runLoad ({ url, seconds, connections, rate, amount, setupR
   // Without a callback autocannon returns its event emitter, made thenable.
   const events = instance as unknown as NodeJS.EventEmitter & { stop: () => void }
   events.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
-    const bucket = bucketOf(responseTime)
-    all.record(responseTime, bucket)
-    second.record(responseTime, bucket)
+    all.record(responseTime)
+    second.record(responseTime)
     statuses.set(status, (statuses.get(status) ?? 0) + 1)
     if (status < 200 || status >= 300) non2xx++
   })
