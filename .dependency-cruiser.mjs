@@ -7,6 +7,7 @@
 /** plugin/ folders, bottom layer first; folders in one entry share a layer. */
 const LAYERS = [
   ['core'],
+  ['observe'],
   ['store'],
   ['config'],
   ['mac'],

@@ -35,7 +35,8 @@ const schemas = {
     quota_per_minute: quotaPerMinute
   }, ['name', 'redirect_uris']),
   // A field given replaces the registered one; at least one is given.
-  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, quota_per_minute: quotaPerMinute }), minProperties: 1 },
+  // A null quota removes the client's own limit (the routes' defaults apply again).
+  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, quota_per_minute: { anyOf: [quotaPerMinute, { type: 'null' }] } }), minProperties: 1 },
   rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
   newUser: object({ username: text, password }, ['username', 'password']),
   newPassword: object({ password }, ['password'])
@@ -98,7 +99,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events 
       return await reply.code(201).send({ ...clientView(client), ...(clientSecret !== undefined && { client_secret: clientSecret }) })
     })
 
-  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, quota_per_minute?: number } }>(
+  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, quota_per_minute?: number | null } }>(
     '/admin/clients/:clientId', { schema: { body: schemas.clientUpdate } }, async (request) => {
       const body = request.body
       const update: ClientUpdate = {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { Store } from '../plugin/index.js'
+import type { StoreLifecycle } from '../plugin/index.js'
 
 /** What readiness reports: the store's state, and how long its answer took. */
 export interface Readiness {
@@ -8,7 +8,7 @@ export interface Readiness {
 }
 
 /** Asks the store once (a PING to Redis); never throws, so that a probe always gets a body. */
-export async function readiness (store: Store): Promise<Readiness> {
+export async function readiness (store: StoreLifecycle): Promise<Readiness> {
   const started = performance.now()
   try {
     await store.ping()
@@ -25,7 +25,7 @@ export async function readiness (store: Store): Promise<Readiness> {
  * that could only be refused, and sends them again by itself once the store is back (every probe
  * asks anew). On the public port and the admin listener alike.
  */
-export function registerProbes (app: FastifyInstance, store: Store): void {
+export function registerProbes (app: FastifyInstance, store: StoreLifecycle): void {
   app.get('/health/live', async () => ({ status: 'live' }))
   app.get('/health/ready', async (_request, reply) => {
     const state = await readiness(store)
@@ -34,7 +34,7 @@ export function registerProbes (app: FastifyInstance, store: Store): void {
 }
 
 /** The public port's probes: the two above, and `/healthz`, the first version's, answered as it always was. */
-export function registerHealth (app: FastifyInstance, store: Store): void {
+export function registerHealth (app: FastifyInstance, store: StoreLifecycle): void {
   registerProbes(app, store)
   app.get('/healthz', async () => ({ status: 'ok' }))
 }

@@ -3,10 +3,10 @@ import { hashPassword } from './account/password.js'
 import { registrationProblem } from './oauth/redirect-uri.js'
 import { parseScope, type ScopeRegistry } from './core/scope.js'
 import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
-import type { ClientChanges, ClientRecord, Store, UserGrant } from './store/store.js'
+import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, TokenStore, UserGrant } from './store/store.js'
 import { originProblem } from './core/origins.js'
 import { revokeUserGrants } from './account/authorized-apps.js'
-import type { AuditEvents } from './core/events.js'
+import type { AuditEvents } from './observe/events.js'
 import type { MacgateConfig } from './config/options.js'
 import { issueCode, issueImplicitToken, type Authorization, type CodeAuthorization } from './oauth/authorize-response.js'
 
@@ -54,14 +54,15 @@ export interface ClientUpdate {
   /** Replaces the list; `[]` removes every allowed origin. */
   allowedOrigins?: string[]
   responseTypes?: Array<'code' | 'token'>
-  quotaPerMinute?: number
+  /** `null` removes the client's own limit: the routes' defaults apply again. */
+  quotaPerMinute?: number | null
 }
 
 const MAX_ALLOWED_ORIGINS = 20
 
 /** A client's own quota: whole requests a minute, 0 (blocked) to a billion. */
-function checkQuota (quota: number | undefined): void {
-  if (quota !== undefined && (!Number.isInteger(quota) || quota < 0 || quota > 1_000_000_000)) throw new RegistrationError('quota per minute must be a whole number from 0 to 1000000000')
+function checkQuota (quota: number | null | undefined): void {
+  if (quota !== undefined && quota !== null && (!Number.isInteger(quota) || quota < 0 || quota > 1_000_000_000)) throw new RegistrationError('quota per minute must be a whole number from 0 to 1000000000')
 }
 
 // Every operator action takes the plugin's audit trail optionally (`app.macgate.events`): the CLI,
@@ -104,10 +105,10 @@ function checkResponseTypes (types: string[], requirePkce: boolean, isPublic: bo
  * Registers a client; the secret is returned this once and only its hash is kept. A public client
  * gets no secret (`clientSecret` undefined).
  */
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public: true }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: undefined }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
-export async function registerClient (store: Store, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient & { public: true }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: undefined }>
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient & { public?: false }, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string }>
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
+export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient, events?: AuditEvents): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
   if (input.name.trim() === '' || input.name.length > 100) throw new RegistrationError('name must be 1 to 100 characters')
   checkRedirectUris(input.redirectUris)
   checkAllowedOrigins(input.allowedOrigins ?? [])
@@ -151,11 +152,12 @@ export async function registerClient (store: Store, registry: ScopeRegistry, inp
 }
 
 /**
- * Changes a registered client's redirect URIs, allowed origins or response types, checked as at
- * registration. Codes already issued keep the redirect URI they were issued for; browsers on an
- * origin removed here lose CORS access within the origin cache's lifetime.
+ * Changes a registered client's redirect URIs, allowed origins, response types or own quota,
+ * checked as at registration. Codes already issued keep the redirect URI they were issued for;
+ * browsers on an origin removed here lose CORS access within the origin cache's lifetime, and a
+ * quota reaches every gateway within the client limits' lifetime (10 s).
  */
-export async function updateClient (store: Store, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
+export async function updateClient (store: ClientStore, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
   if (update.redirectUris !== undefined) checkRedirectUris(update.redirectUris)
   if (update.allowedOrigins !== undefined) checkAllowedOrigins(update.allowedOrigins)
   checkQuota(update.quotaPerMinute)
@@ -179,7 +181,7 @@ function checkPassword (password: string): void {
   if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
 }
 
-export async function createUser (store: Store, username: string, password: string, events?: AuditEvents): Promise<{ userId: string }> {
+export async function createUser (store: AccountStore, username: string, password: string, events?: AuditEvents): Promise<{ userId: string }> {
   if (!USERNAME.test(username)) throw new RegistrationError('username must be 1 to 64 letters, digits or . _ @ -')
   checkPassword(password)
   const userId = randomUUID()
@@ -190,7 +192,7 @@ export async function createUser (store: Store, username: string, password: stri
 }
 
 /** A new password; every session of the user ends on every instance (sign in again). */
-export async function changePassword (store: Store, username: string, password: string, events?: AuditEvents): Promise<void> {
+export async function changePassword (store: AccountStore, username: string, password: string, events?: AuditEvents): Promise<void> {
   checkPassword(password)
   const user = await store.getUserByName(username)
   if (user === undefined || !await store.updateUser({ ...user, passwordHash: await hashPassword(password) })) {
@@ -204,7 +206,7 @@ export async function changePassword (store: Store, username: string, password: 
  * A new secret for the client, returned this once; the old one keeps working for `graceSeconds`
  * (0: it stops at once), so that a deployment can roll the new one out without downtime.
  */
-export async function rotateClientSecret (store: Store, clientId: string, graceSeconds = 86_400, events?: AuditEvents): Promise<{ clientSecret: string }> {
+export async function rotateClientSecret (store: ClientStore, clientId: string, graceSeconds = 86_400, events?: AuditEvents): Promise<{ clientSecret: string }> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new RegistrationError('the grace period is whole seconds, 0 or more')
   if ((await store.getClient(clientId))?.public === true) throw new RegistrationError(`client ${clientId} is public: it has no secret`)
   const clientSecret = randomBase64Url(32)
@@ -215,7 +217,7 @@ export async function rotateClientSecret (store: Store, clientId: string, graceS
 }
 
 /** Removes the client and revokes every grant issued to it, on every instance. */
-export async function removeClient (store: Store, clientId: string, events?: AuditEvents): Promise<void> {
+export async function removeClient (store: ClientStore, clientId: string, events?: AuditEvents): Promise<void> {
   if (!await store.removeClient(clientId)) throw new NoSuchRecordError(`no client ${clientId}`)
   events?.record('client.removed', { clientId })
 }
@@ -224,7 +226,7 @@ export async function removeClient (store: Store, clientId: string, events?: Aud
  * Removes the user: every session of theirs ends and every grant of theirs is revoked, on every
  * instance, and their consents are forgotten. Resolves to how many grants were revoked.
  */
-export async function removeUser (store: Store, username: string, events?: AuditEvents): Promise<{ userId: string, grants: number }> {
+export async function removeUser (store: AccountStore & ConsentStore & GrantIndex & TokenStore, username: string, events?: AuditEvents): Promise<{ userId: string, grants: number }> {
   const user = await store.getUserByName(username)
   if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
   // Sessions first (no new grant from a signed-in browser), the user record last: if the store fails
@@ -239,7 +241,7 @@ export async function removeUser (store: Store, username: string, events?: Audit
 }
 
 /** The user's grants that may still have live records (those of clients removed since, revoked with them, left out). */
-export async function listUserGrants (store: Store, username: string): Promise<UserGrant[]> {
+export async function listUserGrants (store: AccountStore & GrantIndex & ClientReader, username: string): Promise<UserGrant[]> {
   const user = await store.getUserByName(username)
   if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
   const grants = await store.listUserGrants(user.id)
@@ -249,7 +251,7 @@ export async function listUserGrants (store: Store, username: string): Promise<U
 }
 
 /** Revokes one grant of the user's (by its id), on every instance. */
-export async function revokeUserGrant (store: Store, username: string, grantId: string, events?: AuditEvents): Promise<void> {
+export async function revokeUserGrant (store: AccountStore & GrantIndex & TokenStore, username: string, grantId: string, events?: AuditEvents): Promise<void> {
   const user = await store.getUserByName(username)
   if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
   const [grant] = await revokeUserGrants(store, user.id, (one) => one.grantId === grantId)

@@ -10,7 +10,7 @@ import { addClient, addPublicClient, addUser, authorizeAndAllow, buildTestApp, c
 import { API_HOST, buildTestGateway, liveToken, nonceAt, signedInject } from './helpers/gateway.js'
 import { eventually } from './helpers/live.js'
 import { startRedis } from './helpers/redis.js'
-import { RedisStore } from '../plugin/store/redis.js'
+import { RedisStore } from '../plugin/store/redis/redis-store.js'
 import { registerClient, ScopeRegistry } from '../plugin/index.js'
 
 /** The confidential test client's redirect URI is https://app.example.com/callback. */

@@ -7,7 +7,7 @@ import t from 'tap'
 import macgate from '../plugin/index.js'
 import { signRequest } from '../plugin/client/index.js'
 import { newGrantId, mintToken } from '../plugin/core/credentials.js'
-import { MemoryStore } from '../plugin/store/memory.js'
+import { MemoryStore } from '../plugin/store/memory/memory-store.js'
 import { callToken, REDIRECT_URI } from './helpers/app.js'
 import { API_HOST, awayFromMinuteEdge, buildTestGateway, echoRoutes, hmac, liveToken, nonceAt, openApiError, signedInject, signedString } from './helpers/gateway.js'
 

@@ -2,8 +2,8 @@
 // dropped whole when its minute leaves the window, and a ceiling that refuses only when truly full.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { NonceBuckets } from '../plugin/store/nonce-buckets.js'
-import { MemoryStore } from '../plugin/store/memory.js'
+import { NonceBuckets } from '../plugin/store/memory/nonce-buckets.js'
+import { MemoryStore } from '../plugin/store/memory/memory-store.js'
 import { nonceUse } from './helpers/store-suite.js'
 
 /** A clock the test steps: no sleeping. */
@@ -21,7 +21,7 @@ const key = (high: number, low: number): Buffer => {
 
 t.test('a key is fresh once per minute\'s bucket; the bucket goes whole when its minute leaves the window', async (t) => {
   const clock = steppedClock()
-  const nonces = new NonceBuckets({ now: clock.now })
+  const nonces = new NonceBuckets({ clock: clock.now })
   t.equal(nonces.add(key(1, 2), 100, 360), true, 'fresh')
   t.equal(nonces.add(key(1, 2), 100, 360), false, 'replayed')
   t.equal(nonces.add(key(1, 2), 101, 420), true, 'the same key in the next minute is another nonce')
@@ -40,7 +40,7 @@ t.test('a key is fresh once per minute\'s bucket; the bucket goes whole when its
 
 t.test('a minute is kept as long as the longest lifetime asked for it', async (t) => {
   const clock = steppedClock()
-  const nonces = new NonceBuckets({ now: clock.now })
+  const nonces = new NonceBuckets({ clock: clock.now })
   t.equal(nonces.add(key(1, 1), 100, 60), true)
   t.equal(nonces.add(key(1, 2), 100, 120), true, 'a verifier with a wider skew keeps minute 100 longer')
   t.equal(nonces.add(key(1, 3), 101, 60), true)
@@ -54,7 +54,7 @@ t.test('a minute is kept as long as the longest lifetime asked for it', async (t
 
 t.test('the rollover: each minute its own bucket, dropped in turn, the held count following', async (t) => {
   const clock = steppedClock()
-  const nonces = new NonceBuckets({ now: clock.now })
+  const nonces = new NonceBuckets({ clock: clock.now })
   // Six minutes of traffic, 1,000 nonces a minute, each minute kept until 6 minutes after it began.
   for (let minute = 0; minute < 12; minute++) {
     let fresh = 0
@@ -88,7 +88,7 @@ t.test('the all-zero key (an empty place\'s mark) is kept like any other', async
 
 t.test('the ceiling refuses 503 96000 only while every place holds a live nonce', async (t) => {
   const clock = steppedClock()
-  const store = new MemoryStore({ maxNonces: 3, now: clock.now })
+  const store = new MemoryStore({ maxNonces: 3, clock: clock.now })
   t.teardown(async () => { await store.close() })
   const minute = 5
   t.equal(store.useNonce(nonceUse('a'.repeat(64), '1:5', { minute, ttlSeconds: 60 })), true)

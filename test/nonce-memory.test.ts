@@ -4,7 +4,7 @@ import { randomFillSync } from 'node:crypto'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import t from 'tap'
-import { MemoryStore } from '../plugin/store/memory.js'
+import { MemoryStore } from '../plugin/store/memory/memory-store.js'
 import type { NonceUse } from '../plugin/store/store.js'
 
 setFlagsFromString('--expose-gc')

@@ -2,8 +2,8 @@
 // costs in used_memory, and the upgrade from one key per nonce.
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { RedisStore } from '../plugin/store/redis.js'
-import { LEGACY_WINDOW_MS } from '../plugin/store/redis-nonces.js'
+import { RedisStore } from '../plugin/store/redis/redis-store.js'
+import { LEGACY_WINDOW_MS } from '../plugin/store/redis/nonces.js'
 import { startRedis } from './helpers/redis.js'
 import { nonceUse } from './helpers/store-suite.js'
 import type { NonceUse } from '../plugin/store/store.js'

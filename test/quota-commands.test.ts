@@ -41,6 +41,13 @@ t.test('clients add/update --quota-per-minute, clients show with this minute\'s 
   t.same(asJson.quotas, [{ route: '/user/profile', perMinute: 0, from: 'client', used: 0 }])
   t.notOk('secretHash' in asJson)
 
+  // --no-quota takes the client's own limit away: the route's default applies again.
+  const unset = await runInProcess(['clients', 'update', id, '--no-quota', '--json'], env)
+  t.equal(unset.code, 0, unset.stderr)
+  t.notOk('quotaPerMinute' in JSON.parse(unset.stdout), 'no own limit left in the record')
+  const defaulted = await runInProcess(['clients', 'show', id, '--config', config], env)
+  t.match(defaulted.stdout, /quota: +route defaults\n {2}\/user\/profile: 0 of 600 this minute \(the route's default\)\n$/)
+
   // A gateway on the same Redis admits three requests of another client: `clients show` counts them.
   const { app } = await buildTestApp(t, { store: 'redis', redis, routes })
   const tokens = await liveToken(app)
@@ -61,7 +68,8 @@ t.test('clients add/update --quota-per-minute, clients show with this minute\'s 
     [['clients', 'show', '1000000000000000000'], /^macgate: no client 1000000000000000000/],
     [['clients', 'show', id, '--config', join(directory, 'missing.json')], /^macgate: cannot read config file/],
     [['clients', 'update', id, '--quota-per-minute', '1.5'], /^macgate: --quota-per-minute must be a whole number/],
-    [['clients', 'update', id, '--quota-per-minute', '2000000000'], /^macgate: quota per minute must be a whole number from 0 to 1000000000/]
+    [['clients', 'update', id, '--quota-per-minute', '2000000000'], /^macgate: quota per minute must be a whole number from 0 to 1000000000/],
+    [['clients', 'update', id, '--quota-per-minute', '5', '--no-quota'], /^macgate: clients update takes --quota-per-minute or --no-quota, not both/]
   ]
   for (const [args, message] of refusals) {
     const run = await runInProcess(args, env)
@@ -90,4 +98,8 @@ t.test('the admin API: quota_per_minute at registration and by PATCH', async (t)
   t.notOk('quota_per_minute' in plain.json(), 'no own limit: the route defaults')
   const negative = await admin.inject({ method: 'PATCH', url: `/admin/clients/${id}`, ...json({ quota_per_minute: -1 }) })
   t.equal(negative.statusCode, 400)
+  const removed = await admin.inject({ method: 'PATCH', url: `/admin/clients/${id}`, ...json({ quota_per_minute: null }) })
+  t.equal(removed.statusCode, 200)
+  t.notOk('quota_per_minute' in removed.json(), 'null removes the own limit: the route defaults')
+  t.notOk('quotaPerMinute' in (await app.macgate.store.getClient(id))!, 'and the stored record has none')
 })

@@ -12,8 +12,10 @@ import { startRedisCluster } from './helpers/redis-cluster.js'
 
 const LIMIT = 20
 const routes = [{ path: '/user/profile', methods: ['GET'], scopes: ['1'], match: 'all' as const, quota: { perMinute: LIMIT } }]
-// One window for the whole burst, whatever the real clock does meanwhile.
-const clock = (): number => 2_000_000 * 60_000 + 1_000
+// One window for the whole burst, whatever the real clock does meanwhile (the nonces, signed by the
+// real clock, stay within the skew of it).
+const start = Math.floor(Date.now() / 60_000) * 60_000 + 1_000
+const clock = (): number => start
 
 async function instance (t: Test, target: RedisTarget, prefix: string, secret: string): Promise<LiveGateway> {
   const store = await new RedisStore(target, { prefix }).connect()
@@ -56,4 +58,17 @@ t.test('two instances on one Redis stay within the limit', async (t) => {
 t.test('two instances on a Redis Cluster stay within the limit', async (t) => {
   const cluster = await startRedisCluster(t)
   await burst(t, { clusterNodes: cluster.seeds.split(',') })
+})
+
+t.test('a Redis Cluster gone: the turn\'s counters call fails as an outage, 503 96000', async (t) => {
+  const cluster = await startRedisCluster(t)
+  const gateway = await instance(t, { clusterNodes: cluster.seeds.split(',') }, `test:${randomBytes(6).toString('hex')}:`, randomBytes(32).toString('base64url'))
+  const { clientId, clientSecret } = await addClient(gateway.store)
+  const token = (await issueTokens(gateway, clientId, clientSecret)).tokens
+  // The token is cached by its first request: the outage meets the counters' call, not the token's read.
+  t.equal((await signedGet(gateway.origin, '/user/profile', token)).status, 200)
+  for (const node of cluster.nodes) await cluster.kill(node)
+  const down = await signedGet(gateway.origin, '/user/profile', token)
+  t.equal(down.status, 503)
+  t.match(down.body, { result: 'error', code: 96000 })
 })

@@ -1,9 +1,11 @@
 import t from 'tap'
-import { MemoryStore } from '../plugin/store/memory.js'
+import { MemoryStore } from '../plugin/store/memory/memory-store.js'
 import { storeSuite } from './helpers/store-suite.js'
 
+// The store's clock runs with real time, and each case steps it past an expiry instead of sleeping.
 storeSuite(t, async (t) => {
-  const store = new MemoryStore()
+  let stepped = 0
+  const store = new MemoryStore({ clock: () => Date.now() + stepped })
   t.teardown(() => store.close())
-  return store
+  return { store, pass: async (ms) => { stepped += ms } }
 })

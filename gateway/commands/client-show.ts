@@ -1,4 +1,4 @@
-import type { ClientRecord, Store } from '../../plugin/index.js'
+import type { ClientRecord, NonceReports } from '../../plugin/index.js'
 import { loadConfig, type RouteRule } from '../config.js'
 import { withAdminStore } from './admin-store.js'
 import { OperatorError, parseCommand, UsageError } from './usage.js'
@@ -13,7 +13,7 @@ export interface RouteQuotaUse {
 }
 
 /** The client's limit and this minute's use on each route of `routes` with a quota (counters named as quota.ts names them). */
-export async function quotaUses (store: Store, client: ClientRecord, routes: RouteRule[], now = Date.now()): Promise<RouteQuotaUse[]> {
+export async function quotaUses (store: NonceReports, client: ClientRecord, routes: RouteRule[], now = Date.now()): Promise<RouteQuotaUse[]> {
   const limited = routes.filter((route) => route.quota !== undefined)
   const used = await store.quotaUsed(limited.map((route) => `${client.id}:${route.path}`), Math.floor(now / 60_000))
   return limited.map((route, index) => ({

@@ -82,11 +82,13 @@ async function update (args: string[]): Promise<void> {
       'no-allowed-origins': { type: 'boolean' },
       'response-types': { type: 'string' },
       'quota-per-minute': { type: 'string' },
+      'no-quota': { type: 'boolean' },
       json: { type: 'boolean' }
     }
   })
   if (positionals.length !== 1) throw new UsageError('clients update needs exactly one client id')
-  const quotaPerMinute = quotaOf(values['quota-per-minute'])
+  if (values['no-quota'] === true && values['quota-per-minute'] !== undefined) throw new UsageError('clients update takes --quota-per-minute or --no-quota, not both')
+  const quotaPerMinute = values['no-quota'] === true ? null : quotaOf(values['quota-per-minute'])
   if (values['no-allowed-origins'] === true && values['allowed-origin'] !== undefined) throw new UsageError('clients update takes --allowed-origin or --no-allowed-origins, not both')
   const responseTypes = responseTypesOf(values['response-types'])
   const changes: ClientUpdate = {
@@ -96,7 +98,7 @@ async function update (args: string[]): Promise<void> {
     ...(responseTypes !== undefined && { responseTypes }),
     ...(quotaPerMinute !== undefined && { quotaPerMinute })
   }
-  if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins, --response-types or --quota-per-minute')
+  if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins, --response-types, --quota-per-minute or --no-quota')
   await withAdminStore(async (store) => {
     const { secretHash: _secret, previousSecretHash: _previous, ...client } = await updateClient(store, positionals[0]!, changes)
     if (values.json === true) {

@@ -65,14 +65,19 @@ export const usage = `Usage: macgate <command>
                               Without --config and MACGATE_UPSTREAM: the sample open API.
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
               [--response-types code,token] [--require-pkce] [--resource-server]
-              [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256] [--json]
+              [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256]
+              [--quota-per-minute N] [--json]
                               --public: an app in a browser, no secret, PKCE (code grant unless
                               --response-types says token too); its redirect URIs' origins and
                               each --allowed-origin may call the open API from a browser (CORS)
   clients list [--json]
+  clients show ID [--config FILE] [--json]
+                              the client, and its quota on each limited route of FILE with this
+                              minute's use over every instance
   clients update ID [--redirect-uri URI]... [--allowed-origin ORIGIN]... [--no-allowed-origins]
-              [--response-types code,token] [--json]
-                              an option given replaces that field (a list: the whole list)
+              [--response-types code,token] [--quota-per-minute N | --no-quota] [--json]
+                              an option given replaces that field (a list: the whole list);
+                              --no-quota: the routes' default quotas apply again
   clients remove ID
   clients rotate-secret ID [--grace-seconds S] [--json]
                               a new secret; the old one works S more seconds (default 86400)

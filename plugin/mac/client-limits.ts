@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache'
-import type { Store } from '../store/store.js'
+import type { ClientReader } from '../store/store.js'
 
 /** Clients whose own limits are held at most. */
 const MAX_CLIENTS = 10_000
@@ -20,7 +20,7 @@ interface Limit {
 export class ClientLimits {
   readonly #lru: LRUCache<string, Limit>
 
-  constructor (store: Store) {
+  constructor (store: ClientReader) {
     this.#lru = new LRUCache<string, Limit>({
       max: MAX_CLIENTS,
       ttl: CLIENT_LIMIT_MAX_AGE_MS,

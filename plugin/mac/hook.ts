@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors, toOAuthError, type OAuthError } from '../core/errors.js'
 import { sendOpenApiError } from '../core/replies.js'
-import type { VerificationOutcome } from '../core/metrics.js'
+import type { VerificationOutcome } from '../observe/metrics.js'
 import { outcomeOf } from './outcome.js'
 import type { MacIdentity, MacVerifier } from './verify.js'
 import { QuotaReading, type RouteQuota } from './quota.js'

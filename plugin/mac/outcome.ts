@@ -1,5 +1,5 @@
 import type { OAuthError } from '../core/errors.js'
-import type { VerificationOutcome } from '../core/metrics.js'
+import type { VerificationOutcome } from '../observe/metrics.js'
 import { DENIALS } from './verify.js'
 
 const BY_DENIAL = new Map<string, VerificationOutcome>([

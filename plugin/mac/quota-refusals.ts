@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client'
-import type { AuditEvents } from '../core/events.js'
+import type { AuditEvents } from '../observe/events.js'
 import type { Quotas } from './quota.js'
 
 /** Clients named in the metric's label at most; the others are counted under `other`. */

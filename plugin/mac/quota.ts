@@ -1,5 +1,5 @@
 import { errors, type OAuthError } from '../core/errors.js'
-import type { CountedUse, NonceUse, Store } from '../store/store.js'
+import type { ClientReader, CountedUse, NonceLog, NonceUse } from '../store/store.js'
 import { ClientLimits } from './client-limits.js'
 
 /** A route's quota: its default limit of verified requests per client and minute. */
@@ -23,6 +23,8 @@ export class QuotaReading {
   used = 0
   /** Seconds until the window ends. */
   resetSeconds = 60
+  /** The window's number (Unix minutes), once counted. */
+  window = -1
   /** Known once the MAC is proven. */
   clientId: string | undefined
 
@@ -40,25 +42,27 @@ export class QuotaReading {
 /** Told of each refusal over a quota, `first` when it is this instance's first for the (client, route) in the window. */
 export type QuotaRefusalListener = (reading: QuotaReading, window: number, first: boolean) => void
 
+/** The answer for a client whose limit is 0, without a counter. */
+const BLOCKED: CountedUse = Object.freeze({ outcome: 'over', used: 0 })
+
 /** (window, client, route) refusals remembered per window for the first-refusal event, at most. */
 const MAX_REFUSED = 10_000
 
 /**
  * Quotas in fixed windows of a minute, per (client, route), counted by the store with the nonce
- * (`Store.useCountedNonce`): only requests whose MAC is proven reach here, and a refused one's
- * nonce is not spent. The clock is injected (tests step it).
+ * (`NonceLog.useCountedNonce`): only requests whose MAC is proven reach here, and a refused one's
+ * nonce is not spent. The verifier gives its one clock reading, and is told the store's answer
+ * (`settle`) in its own continuation: a counted request makes no promise of its own here.
  */
 export class Quotas {
   readonly clients: ClientLimits
-  readonly #store: Store
-  readonly #now: () => number
+  readonly #store: NonceLog
   #listener: QuotaRefusalListener | undefined
   #refusedWindow = -1
   readonly #refused = new Set<string>()
 
-  constructor (store: Store, now: () => number) {
+  constructor (store: NonceLog & ClientReader) {
     this.#store = store
-    this.#now = now
     this.clients = new ClientLimits(store)
   }
 
@@ -66,42 +70,43 @@ export class Quotas {
     this.#listener = listener
   }
 
-  /** Counts a verified request's nonce against its client's quota on the route. */
-  count (use: NonceUse, clientId: string, reading: QuotaReading): CountedUse | Promise<CountedUse> {
-    const now = this.#now()
+  /**
+   * Counts a verified request's nonce against its client's quota on the route, in the window of
+   * `now` (the verifier's reading): the store's answer, to be given to `settle`.
+   */
+  count (use: NonceUse, clientId: string, reading: QuotaReading, now: number): CountedUse | Promise<CountedUse> {
     const window = Math.floor(now / WINDOW_MS)
     reading.clientId = clientId
+    reading.window = window
     reading.resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000))
     const own = this.clients.limitOf(clientId)
-    if (own instanceof Promise) return own.then((limit) => this.#count(use, reading, window, limit))
-    return this.#count(use, reading, window, own)
+    if (own instanceof Promise) return own.then((limit) => this.#count(use, reading, limit))
+    return this.#count(use, reading, own)
   }
 
-  #count (use: NonceUse, reading: QuotaReading, window: number, own: number | undefined): CountedUse | Promise<CountedUse> {
+  /** Records the store's answer on the reading (for the RateLimit fields); a refusal is told to the listener. */
+  settle (answer: CountedUse, reading: QuotaReading): void {
+    reading.used = answer.used
+    if (answer.outcome === 'over') this.#refusal(reading)
+  }
+
+  #count (use: NonceUse, reading: QuotaReading, own: number | undefined): CountedUse | Promise<CountedUse> {
     reading.limit = own ?? reading.quota.perMinute
     // 0 blocks: no counter to read.
-    if (reading.limit === 0) return this.#answered({ outcome: 'over', used: 0 }, reading, window)
-    const count = { name: `${reading.clientId!}:${reading.quota.route}`, window, limit: reading.limit, ttlSeconds: reading.resetSeconds + 60 }
-    const counted = this.#store.useCountedNonce(use, count)
-    if (counted instanceof Promise) return counted.then((answer) => this.#answered(answer, reading, window))
-    return this.#answered(counted, reading, window)
+    if (reading.limit === 0) return BLOCKED
+    const count = { name: `${reading.clientId!}:${reading.quota.route}`, window: reading.window, limit: reading.limit, ttlSeconds: reading.resetSeconds + 60 }
+    return this.#store.useCountedNonce(use, count)
   }
 
-  #answered (answer: CountedUse, reading: QuotaReading, window: number): CountedUse {
-    reading.used = answer.used
-    if (answer.outcome === 'over') this.#refusal(reading, window)
-    return answer
-  }
-
-  #refusal (reading: QuotaReading, window: number): void {
-    if (window !== this.#refusedWindow) {
+  #refusal (reading: QuotaReading): void {
+    if (reading.window !== this.#refusedWindow) {
       this.#refused.clear()
-      this.#refusedWindow = window
+      this.#refusedWindow = reading.window
     }
     const key = `${reading.clientId!}:${reading.quota.route}`
     const first = !this.#refused.has(key) && this.#refused.size < MAX_REFUSED
     if (first) this.#refused.add(key)
-    this.#listener?.(reading, window, first)
+    this.#listener?.(reading, reading.window, first)
   }
 }
 

@@ -1,8 +1,11 @@
 import type { FastifyReply } from 'fastify'
-import type { QuotaReading } from './quota.js'
+import type { QuotaReading, RouteQuota } from './quota.js'
 
 /** The policy's name in both fields: a fixed window of a minute. */
 const POLICY = '"per-minute"'
+
+/** Each route's `RateLimit-Policy` for its default limit, made once: most answers carry it. */
+const routePolicies = new WeakMap<RouteQuota, string>()
 
 /**
  * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-08 and later, Structured Field
@@ -11,6 +14,19 @@ const POLICY = '"per-minute"'
  * second only once the client is known (its MAC proven): before that there is no count to tell.
  */
 export function setRateLimitFields (reply: FastifyReply, reading: QuotaReading): void {
-  reply.header('ratelimit-policy', `${POLICY};q=${reading.limit};w=60`)
+  reply.header('ratelimit-policy', reading.limit === reading.quota.perMinute ? routePolicy(reading.quota) : policy(reading.limit))
   if (reading.clientId !== undefined) reply.header('ratelimit', `${POLICY};r=${reading.remaining};t=${reading.resetSeconds}`)
+}
+
+function policy (limit: number): string {
+  return `${POLICY};q=${limit};w=60`
+}
+
+function routePolicy (quota: RouteQuota): string {
+  let field = routePolicies.get(quota)
+  if (field === undefined) {
+    field = policy(quota.perMinute)
+    routePolicies.set(quota, field)
+  }
+  return field
 }

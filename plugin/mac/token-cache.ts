@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.js'
-import type { AccessTokenRecord, Store } from '../store/store.js'
+import type { AccessTokenRecord, TokenLookup } from '../store/store.js'
 import { signingKeyOf } from './signature.js'
 
 /** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
@@ -53,7 +53,7 @@ function live (entry: Entry | undefined, now: number): ActiveToken | undefined {
  * (by token hash) drops the entry at once.
  */
 export class TokenCache {
-  readonly #store: Store
+  readonly #store: TokenLookup
   readonly #secret: string
   readonly #lru: LRUCache<string, Entry, { grantId: string }> | undefined
   /** Which cached token a hash names, for revocations, which arrive by hash. */
@@ -65,7 +65,7 @@ export class TokenCache {
   /** Lookups answered from the cache, and those that went on to a store read or a refusal. */
   readonly stats = { hits: 0, misses: 0 }
 
-  constructor (store: Store, secret: string, { max, maxAgeMs, negativeTtlMs }: TokenCacheOptions) {
+  constructor (store: TokenLookup, secret: string, { max, maxAgeMs, negativeTtlMs }: TokenCacheOptions) {
     this.#store = store
     this.#secret = secret
     this.#maxAgeMs = maxAgeMs

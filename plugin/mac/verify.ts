@@ -1,8 +1,7 @@
 import { errors } from '../core/errors.js'
-import type { Store } from '../store/store.js'
 import { NonceKeys } from '../store/nonce-key.js'
 import { Quotas, quotaExceeded, type QuotaReading } from './quota.js'
-import type { CountedUse } from '../store/store.js'
+import type { ClientReader, CountedUse, NonceLog, TokenLookup } from '../store/store.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, hmacOf, macMatches, nonceMinutes, stringToSign, type QueryVariant } from './signature.js'
@@ -28,9 +27,12 @@ export interface VerifierOptions {
   tokenCache: TokenCacheOptions
   /** A mac mismatch answers with the server's string to sign, for client developers. */
   macDebug?: boolean
-  /** The quota windows' clock (tests step it); default Date.now. */
+  /** The clock, read once per request (tests step it); default Date.now. */
   clock?: () => number
 }
+
+/** The store roles the verifier takes: the token lookup (its cache's), the nonce log, a client's own quota. */
+export type VerifierStore = TokenLookup & NonceLog & ClientReader
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
 
@@ -54,20 +56,22 @@ export const DENIALS = {
 export class MacVerifier {
   readonly cache: TokenCache
   readonly quotas: Quotas
-  readonly #store: Store
+  readonly #store: NonceLog
   readonly #skew: number
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
   readonly #nonceKeys: NonceKeys
+  readonly #clock: () => number
 
-  constructor (store: Store, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
+  constructor (store: VerifierStore, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
     this.#store = store
     this.#debug = macDebug
     this.#skew = nonceSkewMinutes
     this.#variants = macQueryVariants ? VARIANTS : []
     this.cache = new TokenCache(store, secret, tokenCache)
     this.#nonceKeys = new NonceKeys(secret)
-    this.quotas = new Quotas(store, clock)
+    this.quotas = new Quotas(store)
+    this.#clock = clock
   }
 
   /**
@@ -75,7 +79,7 @@ export class MacVerifier {
    * cache hit with a store that answers nonces at once, no promise is made at all.
    */
   verify (request: MacRequest): MacIdentity | Promise<MacIdentity> {
-    const now = Date.now()
+    const now = this.#clock()
     if (request.authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(request.authorization)
     const found = this.cache.lookup(header.accessToken, now)
@@ -97,7 +101,11 @@ export class MacVerifier {
     checkQueryBindings(rawQuery, header.accessToken, token)
     const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
-    if (quota !== undefined) return admitCounted(this.quotas.count(use, token.identity.clientId, quota), token, quota)
+    if (quota !== undefined) {
+      const counted = this.quotas.count(use, token.identity.clientId, quota, now)
+      if (counted instanceof Promise) return counted.then((answer) => this.#admitCounted(answer, token, quota))
+      return this.#admitCounted(counted, token, quota)
+    }
     const fresh = this.#store.useNonce(use)
     if (fresh instanceof Promise) return fresh.then((first) => admitOnce(first, token))
     return admitOnce(fresh, token)
@@ -126,6 +134,13 @@ export class MacVerifier {
     return errors.accessDenied(DENIALS.macMismatch, { stringToSign: text })
   }
 
+  /** The quota's answer told to the quotas (the reading's count, a refusal), then the nonce's. */
+  #admitCounted (counted: CountedUse, token: ActiveToken, quota: QuotaReading): MacIdentity {
+    this.quotas.settle(counted, quota)
+    if (counted.outcome === 'over') throw quotaExceeded(quota)
+    return admitOnce(counted.outcome === 'fresh', token)
+  }
+
   /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
   #nonceTtl (minutes: number, now: number): number {
     return Math.max(1, (minutes + this.#skew + 1) * 60 - Math.floor(now / 1000))
@@ -135,12 +150,6 @@ export class MacVerifier {
 function admitOnce (first: boolean, token: ActiveToken): MacIdentity {
   if (!first) throw errors.accessDenied(DENIALS.replayedNonce)
   return token.identity
-}
-
-function admitCounted (counted: CountedUse | Promise<CountedUse>, token: ActiveToken, quota: QuotaReading): MacIdentity | Promise<MacIdentity> {
-  if (counted instanceof Promise) return counted.then((answer) => admitCounted(answer, token, quota))
-  if (counted.outcome === 'over') throw quotaExceeded(quota)
-  return admitOnce(counted.outcome === 'fresh', token)
 }
 
 /**

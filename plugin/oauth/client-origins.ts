@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { defaults } from '../core/defaults.js'
 import { MAX_ORIGIN_LENGTH } from '../core/origins.js'
-import type { Store } from '../store/store.js'
+import type { ClientStore, StoreLifecycle } from '../store/store.js'
 
 /** The clients that registered one origin: client id → whether it is public. Empty: no client did. */
 export type OriginClients = ReadonlyMap<string, boolean>
@@ -19,10 +19,10 @@ const ORIGIN_FORM = /^https?:\/\/[^\s/?#]+$/
  * that are not origins are answered without a lookup.
  */
 export class ClientOrigins {
-  readonly #store: Store
+  readonly #store: ClientStore
   readonly #cache: LRUCache<string, OriginClients> | undefined
 
-  constructor (store: Store, ttlMs: number = defaults.originCache.ttlMs, max: number = defaults.originCache.max) {
+  constructor (store: ClientStore & StoreLifecycle, ttlMs: number = defaults.originCache.ttlMs, max: number = defaults.originCache.max) {
     this.#store = store
     if (store.kind === 'redis' && ttlMs > 0) {
       this.#cache = new LRUCache<string, OriginClients>({

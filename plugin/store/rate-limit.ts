@@ -1,4 +1,4 @@
-import type { Store } from './store.js'
+import type { HitCounters } from './roles.js'
 
 type Callback = (error: Error | null, result?: { current: number, ttl: number }) => void
 /** What @fastify/rate-limit hands a store for a route: its options, with the route under `routeInfo`. */
@@ -8,7 +8,7 @@ type RouteParams = object & { routeInfo?: { method?: unknown, url?: unknown } }
  * A counter backend for @fastify/rate-limit on macgate's own store, so that every instance on one
  * Redis counts together, and a store outage is the store's own 503 (never a raw client error).
  */
-export function rateLimitBackend (store: Store) {
+export function rateLimitBackend (store: HitCounters) {
   return class StoreCounter {
     readonly #namespace: string
 

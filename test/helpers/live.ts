@@ -5,7 +5,7 @@ import type { Test } from 'tap'
 import type { GatewayConfig } from '../../gateway/config.js'
 import { buildGateway } from '../../gateway/server.js'
 import { parseTokenResponse, signRequest, type TokenResponse } from '../../plugin/client/index.js'
-import { RedisStore, type RedisTarget } from '../../plugin/store/redis.js'
+import { RedisStore, type RedisTarget } from '../../plugin/store/redis/redis-store.js'
 import { obtainCode, REDIRECT_URI } from './app.js'
 
 /** Where a live gateway keeps its records: a test Redis (`url`) or a test cluster (`clusterNodes`). */

@@ -9,7 +9,16 @@ import { NonceKeys } from '../../plugin/store/nonce-key.js'
 
 // One suite for every Store implementation: each case gets a fresh store from `makeStore`.
 
-export type MakeStore = (t: Test) => Promise<Store>
+/**
+ * A case's store, and how the case lets time pass for it: a real sleep where the TTLs are Redis's,
+ * a step of the store's own clock for the embedded store (no sleeping against in-process state).
+ */
+export interface SuiteStore {
+  store: Store
+  pass: (ms: number) => Promise<void>
+}
+
+export type MakeStore = (t: Test) => Promise<SuiteStore>
 
 export const REDIRECT_URI = 'https://app.example.com/callback'
 /** The secret codes and tokens are minted (tagged) under, and openIds derived from. */
@@ -120,8 +129,11 @@ async function gone (t: Test, store: Store, issued: Issued, what: string): Promi
 }
 
 export function storeSuite (t: Test, makeStore: MakeStore): void {
-  const test = (name: string, fn: (t: Test, store: Store) => Promise<void>): void => {
-    t.test(name, async (t) => { await fn(t, await makeStore(t)) })
+  const test = (name: string, fn: (t: Test, store: Store, pass: SuiteStore['pass']) => Promise<void>): void => {
+    t.test(name, async (t) => {
+      const { store, pass } = await makeStore(t)
+      await fn(t, store, pass)
+    })
   }
 
   test('clients: save, get, list, update, remove', async (t, store) => {
@@ -249,7 +261,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.getConsent('someone-else', first), ['1'], "another user's consent stays")
   })
 
-  test("a user's grants: listed by client until their time, forgotten one by one", async (t, store) => {
+  test("a user's grants: listed by client until their time, forgotten one by one", async (t, store, pass) => {
     const [userId, clientA, clientB] = ['u-' + randomBase64Url(6), newClientId(), newClientId()]
     const [g1, g2, g3] = [newGrantId(), newGrantId(), newGrantId()]
     const until = Date.now() + 3_600_000
@@ -266,7 +278,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     await store.forgetUserGrant(userId, clientA, g1)
     t.strictSame(byId(await store.listUserGrants(userId)), [g2, g3].sort())
     await store.trackGrant(clientA, newGrantId(), Date.now() + 150, userId)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await pass(300)
     t.strictSame(byId(await store.listUserGrants(userId)), [g2, g3].sort(), 'a grant past its time is not listed')
   })
 
@@ -311,7 +323,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.equal(left.filter((record) => record !== undefined).length, 0, 'no token of the grant survives')
   })
 
-  test('records expire after their ttl', async (t, store) => {
+  test('records expire after their ttl', async (t, store, pass) => {
     const code = newCode(undefined, undefined, undefined, 1)
     await store.saveCode(code.hash, code.record)
     const redeemed = newCode()
@@ -322,7 +334,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     await store.saveTokens(long.set)
     t.ok(await store.getCode(code.hash, code.grantId), 'alive at first')
     t.ok(await store.getAccessToken(short.accessHash, short.grantId), 'alive at first')
-    await sleep(1200)
+    await pass(1200)
     // Before anything reads the expired token (a read drops it from the memory store).
     t.strictSame(await store.revokeGrant(redeemed.grantId), [long.accessHash], 'an expired token is not reported revoked')
     t.equal(await store.getCode(code.hash, code.grantId), undefined, 'code expired')
@@ -368,7 +380,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.equal(await store.rotateRefreshToken(hashSecret(mintToken(SECRET, grantId)), issue(grantId).set), 'missing')
   })
 
-  test('refresh with a rotation grace: a repeat within it gets the kept successor, after it the grant goes', async (t, store) => {
+  test('refresh with a rotation grace: a repeat within it gets the kept successor, after it the grant goes', async (t, store, pass) => {
     const grantId = newGrantId()
     const first = issue(grantId)
     await store.saveTokens(first.set)
@@ -379,7 +391,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     // Two repeats at once: both get it.
     const both = await Promise.all([1, 2].map(async () => await store.rotateRefreshToken(first.refreshHash!, issue(grantId).set, { graceMs: 300, successor: 'x' })))
     t.strictSame(both, [{ successor: 'sealed-second' }, { successor: 'sealed-second' }])
-    await sleep(350)
+    await pass(350)
     t.equal(await store.rotateRefreshToken(first.refreshHash!, issue(grantId).set, { graceMs: 300, successor: 'late' }), 'replayed', 'after the grace, reuse is reuse')
     await gone(t, store, second, 'the successor')
     t.equal(await store.rotateRefreshToken(second.refreshHash!, issue(grantId).set), 'missing')
@@ -412,7 +424,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.ok(await heard.waitFor(issued.accessHash, 1000), 'heard within 1 s')
   })
 
-  test('nonces: once per token and minute, again once the minute\'s bucket has expired', async (t, store) => {
+  test('nonces: once per token and minute, again once the minute\'s bucket has expired', async (t, store, pass) => {
     const [g1, g2] = [newGrantId(), newGrantId()]
     const [h1, h2] = [hashSecret(mintToken(SECRET, g1)), hashSecret(mintToken(SECRET, g2))]
     const minute = Math.floor(Date.now() / 60_000)
@@ -425,7 +437,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, { ttlSeconds: 60, minute: minute + 1 })), false)
     t.equal((await store.nonceStats()).held, 4, 'four nonces held')
     t.ok((await store.nonceStats()).bytes > 0, 'and they take memory')
-    await sleep(1200)
+    await pass(1200)
     t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, once)), true, 'usable again once its bucket expired (the verifier refuses it as stale by then)')
     t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, once)), false)
     t.equal(await store.useNonce(nonceUse(h1, `-83:${minute}`, { ttlSeconds: 60, minute: minute + 1 })), false, 'the later bucket is still there')

@@ -233,23 +233,35 @@ redis.call('DEL', sessions)`
   // key's index and lifetime (s); per counter, its key's index and lifetime; then per nonce, its
   // set's index, its keyed hash, its old-layout key's index or 0, its counter's index or 0, and its
   // limit. Returns per nonce {1 first use, 0 replay, -1 over its quota (not recorded), the counter's
-  // value}: the counter is checked first and counts first uses only. A set's expiry is set when it
-  // has none (its minute's end of window), and moved only later (a verifier with a wider skew): not
-  // once per nonce; a counter's is set once.
+  // value}: the counter is checked first and counts first uses only. A counter is read once per call
+  // and counted in the script (the call is atomic), then written once (INCRBY): a limited nonce costs
+  // Redis no more commands than another. A set's expiry is set when it has none (its minute's end of
+  // window), and moved only later (a verifier with a wider skew): not once per nonce; a counter's is
+  // set when this call made it.
   macgateUseNonces: {
     lua: `local b, c = tonumber(ARGV[1]), tonumber(ARGV[2])
-local answers = {}
+local answers, value, counted = {}, {}, {}
 for i = 2 * b + 2 * c + 3, #ARGV, 5 do
   local counter = tonumber(ARGV[i + 3])
   local used = 0
-  if counter > 0 then used = tonumber(redis.call('GET', KEYS[counter]) or '0') end
+  if counter > 0 then
+    used = value[counter]
+    if used == nil then
+      used = tonumber(redis.call('GET', KEYS[counter]) or '0')
+      counted[counter] = 0
+    end
+  end
   local added = -1
   if counter == 0 or used < tonumber(ARGV[i + 4]) then
     added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
     local old = tonumber(ARGV[i + 2])
     if added == 1 and old > 0 and redis.call('EXISTS', KEYS[old]) == 1 then added = 0 end
-    if added == 1 and counter > 0 then used = redis.call('INCR', KEYS[counter]) end
+    if added == 1 and counter > 0 then
+      used = used + 1
+      counted[counter] = counted[counter] + 1
+    end
   end
+  if counter > 0 then value[counter] = used end
   answers[#answers + 1] = added
   answers[#answers + 1] = used
 end
@@ -259,12 +271,13 @@ for i = 3, 2 * b + 1, 2 do
   if left == -1 or left < wanted - 1 then redis.call('EXPIRE', set, wanted) end
 end
 for i = 2 * b + 3, 2 * b + 2 * c + 1, 2 do
-  local counter = KEYS[tonumber(ARGV[i])]
-  if redis.call('TTL', counter) == -1 then redis.call('EXPIRE', counter, ARGV[i + 1]) end
+  local counter = tonumber(ARGV[i])
+  local added = counted[counter]
+  if added > 0 and redis.call('INCRBY', KEYS[counter], added) == added then redis.call('EXPIRE', KEYS[counter], ARGV[i + 1]) end
 end
 return answers`
   },
-  // A cluster's quota counters of one turn, all in one tag, before the nonces (redis-nonces.ts).
+  // A cluster's quota counters of one turn, all in one tag, before the nonces (nonces.ts).
   // KEYS: the counters. ARGV: per counter, its limit and lifetime (s). Returns per counter its value
   // after counting one, or -1 - value when it was at its limit (not counted).
   macgateCountQuotas: {

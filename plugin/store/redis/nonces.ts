@@ -1,6 +1,7 @@
-import { errors } from '../core/errors.js'
-import { NONCE_KEY_BYTES, type NonceUse } from './nonce-key.js'
-import type { CountedUse, NonceStats, QuotaCount } from './store.js'
+import { errors } from '../../core/errors.js'
+import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.js'
+import { orUnavailable } from './context.js'
+import type { CountedUse, NonceStats, QuotaCount } from '../records.js'
 
 /** How the nonces reach Redis: the batch and stats scripts, plain commands for the upgrade marker. */
 export interface NonceRedis {
@@ -51,6 +52,7 @@ export class RedisNonces {
   readonly #prefix: string
   readonly #perSlot: boolean
   readonly #observer: () => NonceObserver
+  readonly #clock: () => number
   /** A cluster's quota counters: one call per turn, before the nonces. */
   readonly #counters: CounterBatches
   /** This turn's batches: one on a single Redis (index 0), else one per slot tag. */
@@ -60,11 +62,12 @@ export class RedisNonces {
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
   readonly #known = new Map<number, number>()
 
-  constructor (redis: NonceRedis, prefix: string, { perSlot, observer }: { perSlot: boolean, observer: () => NonceObserver }) {
+  constructor (redis: NonceRedis, prefix: string, { perSlot, observer, clock }: { perSlot: boolean, observer: () => NonceObserver, clock: () => number }) {
     this.#redis = redis
     this.#prefix = prefix
     this.#perSlot = perSlot
     this.#observer = observer
+    this.#clock = clock
     this.#counters = new CounterBatches(redis)
   }
 
@@ -73,7 +76,7 @@ export class RedisNonces {
    * with the time; on a Redis macgate had already used (its server secret is there), that starts the
    * upgrade window, and on a new one there is none.
    */
-  async start (now = Date.now()): Promise<void> {
+  async start (now = this.#clock()): Promise<void> {
     const marker = `${this.#prefix}nonce-layout:buckets`
     const upgrading = await this.#redis.exists(`${this.#prefix}secret`) === 1
     await this.#redis.set(marker, upgrading ? String(now) : '0', 'NX')
@@ -102,12 +105,8 @@ export class RedisNonces {
   /** The counts of the named counters in a window: one MGET (on a cluster all share their tag). */
   async quotaUsed (names: string[], window: number): Promise<number[]> {
     if (names.length === 0) return []
-    try {
-      const values = await this.#redis.mget(names.map((name) => this.#counterKey({ name, window })))
-      return values.map((value) => Number(value ?? 0))
-    } catch (error) {
-      throw errors.storeUnavailable(undefined, { cause: error })
-    }
+    const values = await orUnavailable(this.#redis.mget(names.map((name) => this.#counterKey({ name, window }))))
+    return values.map((value) => Number(value ?? 0))
   }
 
   async #countFirst (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
@@ -160,7 +159,7 @@ export class RedisNonces {
    * Nonces held in the sets of each (tag, minute) this instance wrote to (every instance writes the
    * same ones), and Redis's MEMORY USAGE of those sets: one script call per tag.
    */
-  async stats (now = Date.now()): Promise<NonceStats> {
+  async stats (now = this.#clock()): Promise<NonceStats> {
     const byTag = new Map<number, string[]>()
     for (const [tagMinute, until] of this.#known) {
       if (until <= now) {
@@ -172,12 +171,8 @@ export class RedisNonces {
       for (let set = 0; set < SETS_PER_TAG; set++) keys.push(this.#setKey(tag, Math.floor(tagMinute / 16), set))
       byTag.set(tag, keys)
     }
-    try {
-      const counts = await Promise.all([...byTag.values()].map(async (keys) => await this.#redis.macgateNonceStats(keys.length, keys) as [number, number]))
-      return { held: sum(counts.map(([held]) => held)), bytes: sum(counts.map(([, bytes]) => bytes)) }
-    } catch (error) {
-      throw errors.storeUnavailable(undefined, { cause: error })
-    }
+    const counts = await orUnavailable(Promise.all([...byTag.values()].map(async (keys) => await this.#redis.macgateNonceStats(keys.length, keys) as [number, number])))
+    return { held: sum(counts.map(([held]) => held)), bytes: sum(counts.map(([, bytes]) => bytes)) }
   }
 
   #setKey (slot: number, minute: number, set: number): string {
@@ -197,7 +192,7 @@ export class RedisNonces {
   #sendAll (): void {
     const batches = this.#batches
     this.#batches = []
-    const now = Date.now()
+    const now = this.#clock()
     for (const batch of batches) if (batch !== undefined) this.#send(batch, now)
   }
 

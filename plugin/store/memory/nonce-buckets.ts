@@ -5,12 +5,12 @@
  * linearly, each doubling past 3/4 full (so 8 bytes a nonce at 3/4, 21 at the 3/8 just after
  * doubling; about 14 on average, the tables doubling at different times). A bucket
  * is dropped whole once its minute has left the window: no per-nonce expiry and no scan.
- * It holds at most `capacity` nonces: when that many are live, the caller must refuse the request
- * (a nonce it cannot record is a replay it cannot detect).
+ * It holds at most `capacity` nonces: when that many are live, the store fails the request with
+ * 503 (a nonce it cannot record is a replay it cannot detect).
  */
 export class NonceBuckets {
   readonly capacity: number
-  readonly #now: () => number
+  readonly #clock: () => number
   readonly #buckets = new Map<number, Bucket>()
   /** The bucket of the last nonce: consecutive requests mostly share a minute. */
   #last: Bucket | undefined
@@ -18,15 +18,15 @@ export class NonceBuckets {
   #nextExpiry = Number.POSITIVE_INFINITY
   #held = 0
 
-  constructor ({ capacity = Number.POSITIVE_INFINITY, now = Date.now }: { capacity?: number, now?: () => number } = {}) {
+  constructor ({ capacity = Number.POSITIVE_INFINITY, clock = Date.now }: { capacity?: number, clock?: () => number } = {}) {
     this.capacity = capacity
-    this.#now = now
+    this.#clock = clock
   }
 
   /** False when every place is taken by a live nonce, even after dropping the expired buckets. */
   hasRoom (): boolean {
     if (this.#held < this.capacity) return true
-    this.#dropExpired(this.#now())
+    this.#dropExpired(this.#clock())
     return this.#held < this.capacity
   }
 
@@ -35,7 +35,7 @@ export class NonceBuckets {
    * `ttlSeconds` from now.
    */
   add (key: Buffer, minute: number, ttlSeconds: number): boolean {
-    const now = this.#now()
+    const now = this.#clock()
     if (now >= this.#nextExpiry) this.#dropExpired(now)
     const until = now + ttlSeconds * 1000
     let bucket = this.#last
@@ -52,7 +52,7 @@ export class NonceBuckets {
 
   /** Live nonces held (expired buckets dropped first). */
   get size (): number {
-    this.#dropExpired(this.#now())
+    this.#dropExpired(this.#clock())
     return this.#held
   }
 

@@ -1,0 +1,39 @@
+import type { Consent } from '../records.js'
+import type { ConsentStore } from '../roles.js'
+
+/** The embedded store's consents: per (user, client) the scopes, per user when each client was allowed. */
+export class MemoryConsents implements ConsentStore {
+  readonly #clock: () => number
+  readonly #scopes = new Map<string, Set<string>>()
+  /** Per user: client id → when they last consented. */
+  readonly #times = new Map<string, Map<string, number>>()
+
+  constructor (clock: () => number) {
+    this.#clock = clock
+  }
+
+  async getConsent (userId: string, clientId: string): Promise<string[]> {
+    return [...(this.#scopes.get(`${userId}:${clientId}`) ?? [])]
+  }
+
+  async addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> {
+    const key = `${userId}:${clientId}`
+    const granted = this.#scopes.get(key) ?? new Set()
+    for (const scope of scopes) granted.add(scope)
+    this.#scopes.set(key, granted)
+    if (scopes.length > 0) this.#times.set(userId, (this.#times.get(userId) ?? new Map<string, number>()).set(clientId, this.#clock()))
+  }
+
+  async listConsents (userId: string): Promise<Consent[]> {
+    const times = [...this.#times.get(userId) ?? []]
+    return times.map(([clientId, grantedAt]) => ({ clientId, scopes: [...this.#scopes.get(`${userId}:${clientId}`) ?? []].sort(), grantedAt }))
+      .sort((a, b) => b.grantedAt - a.grantedAt)
+  }
+
+  async forgetConsent (userId: string, clientId: string): Promise<void> {
+    this.#scopes.delete(`${userId}:${clientId}`)
+    const times = this.#times.get(userId)
+    times?.delete(clientId)
+    if (times?.size === 0) this.#times.delete(userId)
+  }
+}

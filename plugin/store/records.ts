@@ -1,0 +1,201 @@
+/**
+ * The records the stores keep, and the helpers both stores share to keep them alike.
+ *
+ * Secrets never reach the store in clear: codes, access and refresh tokens are addressed by
+ * the SHA-256 of their value, client secrets and passwords are stored as hashes, and a token's
+ * mac_key is stored encrypted under a key derived from the token itself.
+ *
+ * Every token and code belongs to a grant: the family of everything issued from one user's
+ * authorization. The grant id is part of each code and token value, so that all records of one
+ * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
+ */
+
+export interface ClientRecord {
+  id: string
+  name: string
+  /** Empty for a public client, which has no secret (no hash matches it). */
+  secretHash: string
+  redirectUris: string[]
+  scopes: string[]
+  responseTypes: Array<'code' | 'token'>
+  requirePkce: boolean
+  /** The secret before the last rotation, accepted until `previousSecretUntil` (ms since the epoch). */
+  previousSecretHash?: string
+  previousSecretUntil?: number
+  /** Absent: HmacSha1, the spec's only algorithm; HmacSha256 only for a client registered with it. */
+  macAlgorithm?: 'HmacSha256'
+  /** A resource server may introspect any client's tokens (RFC 7662); others only their own. */
+  resourceServer?: boolean
+  accessTokenTtl?: number
+  refreshTokenTtl?: number
+  /** A public client (RFC 6749 §2.1): no secret, PKCE required, redeems its code from a browser. */
+  public?: true
+  /** Origins besides its redirect URIs' that may call from a browser (CORS); never empty when present. */
+  allowedOrigins?: string[]
+  /** Its own limit of verified requests per minute on every route with a quota (README, "Quotas"); 0 blocks. */
+  quotaPerMinute?: number
+  createdAt: number
+}
+
+/**
+ * What `Store.updateClient` replaces; `allowedOrigins: []` removes them, `quotaPerMinute: null` the
+ * client's own limit (the routes' defaults apply again). More fields may join.
+ */
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes'>> & { quotaPerMinute?: number | null }
+
+/** A client that registered an origin (by a redirect URI or an allowed origin). */
+export interface OriginClient {
+  clientId: string
+  public: boolean
+}
+
+export interface UserRecord {
+  id: string
+  username: string
+  passwordHash: string
+  createdAt: number
+}
+
+/** A signed-in browser session; the cookie carries its id, the store only the id's hash. */
+export interface SessionRecord {
+  userId: string
+  username: string
+  /** Unix milliseconds. */
+  expiresAt: number
+}
+
+export interface CodeRecord {
+  grantId: string
+  clientId: string
+  userId: string
+  /** The registered redirect URI the code was issued for. */
+  redirectUri: string
+  scope: string[]
+  codeChallenge?: string
+  /** Unix milliseconds. */
+  expiresAt: number
+  /** Set once the code has been exchanged. */
+  used?: boolean
+}
+
+export interface AccessTokenRecord {
+  grantId: string
+  clientId: string
+  userId: string
+  openId: string
+  scope: string[]
+  /** The client's algorithm when it is not HmacSha1. */
+  macAlgorithm?: 'HmacSha256'
+  /** mac_key, AES-256-GCM encrypted under a key derived from the token (see core/credentials.ts). */
+  macKeySealed: string
+  /** Unix milliseconds. */
+  expiresAt: number
+}
+
+export interface RefreshTokenRecord {
+  grantId: string
+  clientId: string
+  userId: string
+  redirectUri: string
+  scope: string[]
+  macAlgorithm?: 'HmacSha256'
+  /** Hash of the access token issued beside it, revoked when this refresh token is spent. */
+  accessTokenHash: string
+  expiresAt: number
+  /** Set once the refresh token has been exchanged. */
+  spent?: boolean
+}
+
+/** The records of an access token (and maybe a refresh token) to save together, all of one grant. */
+export interface TokenRecords {
+  grantId: string
+  access: { hash: string, record: AccessTokenRecord }
+  refresh?: { hash: string, record: RefreshTokenRecord }
+}
+
+/** `ok`: done. `missing`: unknown or expired. `replayed`: already used, the grant is now revoked. */
+export type RedeemResult = 'ok' | 'missing' | 'replayed'
+
+/** A rotation may also find the token spent within its grace: then the successor kept for it. */
+export type RotateResult = RedeemResult | { successor: string }
+
+/** Within `graceMs` of a rotation, the spent refresh token answers with `successor` (sealed). */
+export interface RotationGrace {
+  graceMs: number
+  successor: string
+}
+
+/** A rate-limit counter after one more hit: hits in the window so far, and ms until it resets. */
+export interface HitCount {
+  count: number
+  resetMs: number
+}
+
+/** A grant of a user's, as their index keeps it: to which client, and until when it may have live records. */
+export interface UserGrant {
+  clientId: string
+  grantId: string
+  /** Unix milliseconds. */
+  until: number
+}
+
+/** What a user has allowed a client: the scopes, and when they last allowed it. */
+export interface Consent {
+  clientId: string
+  scopes: string[]
+  /** Unix milliseconds. */
+  grantedAt: number
+}
+
+/** Hashes of revoked access tokens; `null` when revocations may have been missed (reconnect). */
+export interface RevocationListener {
+  (accessTokenHashes: string[] | null): void
+}
+
+/** One quota counter to check and count with a nonce: a (client, route) in one fixed window. */
+export interface QuotaCount {
+  /** The counter's name (client and route), the same on every instance. */
+  name: string
+  /** The window's number: Unix seconds divided by its length. */
+  window: number
+  limit: number
+  /** How long the window's counter must be kept, in seconds. */
+  ttlSeconds: number
+}
+
+/** A counted nonce's answer and the counter's value after it. */
+export interface CountedUse {
+  outcome: 'fresh' | 'replayed' | 'over'
+  used: number
+}
+
+/** The replay memory's size: nonces held, and an estimate of the memory they take (bytes). */
+export interface NonceStats {
+  held: number
+  bytes: number
+}
+
+/** Whole seconds from now until `expiresAt` (Unix ms), at least 1: a record's lifetime in a store. */
+export function secondsUntil (expiresAt: number, now: number): number {
+  return Math.max(1, Math.ceil((expiresAt - now) / 1000))
+}
+
+/** A client's record with `changes` applied (an empty `allowedOrigins`, a null quota removed): both stores' update. */
+export function withChanges (client: ClientRecord, { quotaPerMinute, ...changes }: ClientChanges): ClientRecord {
+  const updated: ClientRecord = { ...client, ...changes }
+  if (quotaPerMinute === null) delete updated.quotaPerMinute
+  else if (quotaPerMinute !== undefined) updated.quotaPerMinute = quotaPerMinute
+  if (updated.allowedOrigins?.length === 0) delete updated.allowedOrigins
+  return updated
+}
+
+/** A grant in a user's index, as both stores write it: `clientId:grantId` (neither holds a colon). */
+export function userGrantMember (clientId: string, grantId: string): string {
+  return `${clientId}:${grantId}`
+}
+
+/** The grant a user's index member names, with its time. */
+export function userGrantOf (member: string, until: number): UserGrant {
+  const [clientId = '', grantId = ''] = member.split(':')
+  return { clientId, grantId, until }
+}

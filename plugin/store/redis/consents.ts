@@ -1,0 +1,35 @@
+import type { Consent } from '../records.js'
+import type { ConsentStore } from '../roles.js'
+import type { RedisContext } from './context.js'
+
+/** The Redis store's consents: a set of scopes per (user, client), and per user a hash of when, in the user's slot. */
+export class RedisConsents implements ConsentStore {
+  readonly #context: RedisContext
+
+  constructor (context: RedisContext) {
+    this.#context = context
+  }
+
+  async getConsent (userId: string, clientId: string): Promise<string[]> {
+    const { redis, keys, answer } = this.#context
+    return await answer('smembers', redis.smembers(keys.consent(userId, clientId)))
+  }
+
+  async addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> {
+    if (scopes.length === 0) return
+    const { redis, keys, answer, clock } = this.#context
+    await answer('macgateAddConsent', redis.macgateAddConsent(keys.consent(userId, clientId), keys.consents(userId), clientId, clock(), ...scopes))
+  }
+
+  async listConsents (userId: string): Promise<Consent[]> {
+    const { redis, keys, answer } = this.#context
+    const index = await answer('hgetall', redis.hgetall(keys.consents(userId)))
+    const consents = await Promise.all(Object.entries(index).map(async ([clientId, grantedAt]) => ({ clientId, scopes: (await this.getConsent(userId, clientId)).sort(), grantedAt: Number(grantedAt) })))
+    return consents.sort((a, b) => b.grantedAt - a.grantedAt)
+  }
+
+  async forgetConsent (userId: string, clientId: string): Promise<void> {
+    const { redis, keys, answer } = this.#context
+    await answer('macgateForgetConsent', redis.macgateForgetConsent(keys.consent(userId, clientId), keys.consents(userId), clientId))
+  }
+}

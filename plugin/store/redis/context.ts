@@ -1,0 +1,63 @@
+import type { Cluster, Redis } from 'ioredis'
+import { errors } from '../../core/errors.js'
+import type { RedisKeys } from './keys.js'
+import type { ScriptName } from './scripts.js'
+
+type ScriptArgument = string | number | Buffer
+/** The client with our scripts defined on it (`scripts.ts`). */
+export type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<ScriptArgument | ScriptArgument[]>) => Promise<unknown>>
+
+/** Told of every Redis command the store sends: its name, seconds until it settled, and whether it failed. */
+export type CommandObserver = (command: string, seconds: number, failed: boolean) => void
+
+/**
+ * What every role of the Redis store shares: the client, the key names, the store's clock, and
+ * the one way a command's answer is awaited (`answer`), which is where an outage becomes a 503.
+ */
+export class RedisContext {
+  readonly redis: Scripted
+  readonly keys: RedisKeys
+  readonly clock: () => number
+  /** Told of every command from `observeCommands` on (the plugin's store latency metric). */
+  observer: CommandObserver | undefined
+
+  constructor (redis: Scripted, keys: RedisKeys, clock: () => number) {
+    this.redis = redis
+    this.keys = keys
+    this.clock = clock
+  }
+
+  /**
+   * A sent command's answer, timed for the observer when there is one; a client error becomes the
+   * store outage. A bound function, so that a role can take it out of the context.
+   */
+  readonly answer = async <T>(command: string, sent: Promise<T>): Promise<T> => {
+    const observer = this.observer
+    if (observer === undefined) return await orUnavailable(sent)
+    const started = performance.now()
+    try {
+      const answer = await orUnavailable(sent)
+      observer(command, (performance.now() - started) / 1000, false)
+      return answer
+    } catch (error) {
+      observer(command, (performance.now() - started) / 1000, true)
+      throw error
+    }
+  }
+}
+
+/**
+ * Whatever ioredis rejects with (connection closed, timeout, a failover's MOVED storm) becomes
+ * the store-outage error, which every endpoint answers with 503: callers never see ioredis's own.
+ */
+export async function orUnavailable<T> (sent: Promise<T>): Promise<T> {
+  try {
+    return await sent
+  } catch (error) {
+    throw errors.storeUnavailable(undefined, { cause: error })
+  }
+}
+
+export function parse<T> (value: string | null): T | undefined {
+  return value === null ? undefined : JSON.parse(value) as T
+}

@@ -1,0 +1,97 @@
+import { secondsUntil } from '../records.js'
+import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.js'
+import type { CodeStore, TokenStore } from '../roles.js'
+import { orUnavailable, parse, type RedisContext } from './context.js'
+import type { RevocationFeed } from './revocation-feed.js'
+
+/**
+ * The Redis store's codes and tokens: every record of a grant in its slot (`{g:grant}`), with the
+ * set of their names, so that one script revokes the grant and announces it on the channel that
+ * `revocation-feed.ts` hears.
+ */
+export class RedisGrants implements CodeStore, TokenStore {
+  readonly #context: RedisContext
+  readonly #feed: RevocationFeed
+  #subscribed: Promise<void> | undefined
+  readonly #listeners: RevocationListener[] = []
+
+  /** The feed must hand what it hears to `notify`. */
+  constructor (context: RedisContext, feed: RevocationFeed) {
+    this.#context = context
+    this.#feed = feed
+  }
+
+  async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
+    const { redis, keys, answer, clock } = this.#context
+    const member = `code:${codeHash}`
+    const key = keys.grantPrefix(code.grantId) + member
+    await answer('macgateSaveCode', redis.macgateSaveCode(key, keys.grantMembers(code.grantId), JSON.stringify(code), secondsUntil(code.expiresAt, clock()), member))
+  }
+
+  async getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined> {
+    const { redis, keys, answer } = this.#context
+    const fields = await answer('hgetall', redis.hgetall(`${keys.grantPrefix(grantId)}code:${codeHash}`))
+    if (fields.record === undefined) return undefined
+    return { ...JSON.parse(fields.record) as CodeRecord, ...(fields.used !== undefined && { used: true }) }
+  }
+
+  async redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> {
+    const { redis, keys, answer } = this.#context
+    const key = `${keys.grantPrefix(tokens.grantId)}code:${codeHash}`
+    return await answer('macgateRedeemCode', redis.macgateRedeemCode(key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.#tokenSet(tokens))) as RedeemResult
+  }
+
+  async saveTokens (tokens: TokenRecords): Promise<void> {
+    const { redis, keys, answer } = this.#context
+    await answer('macgateSaveTokens', redis.macgateSaveTokens(keys.grantMembers(tokens.grantId), this.#tokenSet(tokens)))
+  }
+
+  async getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> {
+    const { redis, keys, answer } = this.#context
+    return parse(await answer('get', redis.get(`${keys.grantPrefix(grantId)}at:${tokenHash}`)))
+  }
+
+  async getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> {
+    const { redis, keys, answer } = this.#context
+    const fields = await answer('hgetall', redis.hgetall(`${keys.grantPrefix(grantId)}rt:${tokenHash}`))
+    if (fields.record === undefined) return undefined
+    return { ...JSON.parse(fields.record) as RefreshTokenRecord, ...(fields.spent !== undefined && { spent: true }) }
+  }
+
+  async rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> {
+    const { redis, keys, answer } = this.#context
+    const key = `${keys.grantPrefix(tokens.grantId)}rt:${tokenHash}`
+    const result = await answer('macgateRotateRefresh', redis.macgateRotateRefresh(
+      key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.#tokenSet(tokens), grace?.graceMs ?? 0, grace?.successor ?? '', `rs:${tokenHash}`
+    )) as RedeemResult | ['grace', string]
+    return Array.isArray(result) ? { successor: result[1] } : result
+  }
+
+  async revokeGrant (grantId: string): Promise<string[]> {
+    const { redis, keys, answer } = this.#context
+    return await answer('macgateRevokeGrant', redis.macgateRevokeGrant(keys.grantMembers(grantId), keys.grantPrefix(grantId), keys.revocationChannel)) as string[]
+  }
+
+  async onRevocation (listener: RevocationListener): Promise<void> {
+    this.#listeners.push(listener)
+    this.#subscribed ??= this.#feed.start()
+    await orUnavailable(this.#subscribed)
+  }
+
+  /** What the feed hears: revoked hashes, or `null` after a gap. */
+  notify (hashes: string[] | null): void {
+    for (const listener of this.#listeners) listener(hashes)
+  }
+
+  /** The token set as the scripts' `save` reads it; lifetimes from the records' own expiry. */
+  #tokenSet ({ grantId, access, refresh }: TokenRecords): string {
+    const now = this.#context.clock()
+    const entry = (kind: 'at' | 'rt', { hash, record }: { hash: string, record: { expiresAt: number } }) =>
+      ({ member: `${kind}:${hash}`, record: JSON.stringify(record), ttl: secondsUntil(record.expiresAt, now) })
+    return JSON.stringify({
+      prefix: this.#context.keys.grantPrefix(grantId),
+      access: entry('at', access),
+      ...(refresh !== undefined && { refresh: entry('rt', refresh) })
+    })
+  }
+}

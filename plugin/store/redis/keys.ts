@@ -1,0 +1,85 @@
+/**
+ * Every key and channel name of the Redis store, under its prefix. A hash tag (`{...}`) puts
+ * the keys one script touches in one Redis Cluster slot: a grant's records in `{g:grant}`, the
+ * clients and their origin index in `{clients}`, a user's sessions and grants in `{u:user}`.
+ */
+export class RedisKeys {
+  readonly prefix: string
+
+  constructor (prefix: string) {
+    this.prefix = prefix
+  }
+
+  /** Where revocations are announced (a plain PUBLISH: every node of a cluster hears it). */
+  get revocationChannel (): string {
+    return `${this.prefix}revoked`
+  }
+
+  get serverSecret (): string {
+    return `${this.prefix}secret`
+  }
+
+  /** Every record of a grant is this plus its member name (`code:`, `at:`, `rt:` and the hash). */
+  grantPrefix (grantId: string): string {
+    return `${this.prefix}{g:${grantId}}:`
+  }
+
+  /** The set of a grant's member names: what revoking it deletes. */
+  grantMembers (grantId: string): string {
+    return `${this.grantPrefix(grantId)}members`
+  }
+
+  client (clientId: string): string {
+    return `${this.prefix}{clients}:${clientId}`
+  }
+
+  clientIndex (): string {
+    return `${this.prefix}{clients}:index`
+  }
+
+  /** An origin's set of clients is this plus the origin (the script derives it: same slot). */
+  originPrefix (): string {
+    return `${this.prefix}{clients}:origin:`
+  }
+
+  /** The origins a client is indexed under, so that its next save can move them. */
+  originsOf (clientId: string): string {
+    return `${this.prefix}{clients}:origins:${clientId}`
+  }
+
+  user (username: string): string {
+    return `${this.prefix}user:${username}`
+  }
+
+  /** A client's grants by until when they may have live records (a sorted set). */
+  clientGrants (clientId: string): string {
+    return `${this.prefix}{c:${clientId}}:grants`
+  }
+
+  session (userId: string, sessionHash: string): string {
+    return `${this.prefix}{u:${userId}}:session:${sessionHash}`
+  }
+
+  sessions (userId: string): string {
+    return `${this.prefix}{u:${userId}}:sessions`
+  }
+
+  /** A user's grants (`clientId:grantId`) by until when they may have live records. */
+  userGrants (userId: string): string {
+    return `${this.prefix}{u:${userId}}:grants`
+  }
+
+  /** The user's consents by client (in the slot of their consent sets). */
+  consents (userId: string): string {
+    return `${this.prefix}consents:{${userId}}`
+  }
+
+  consent (userId: string, clientId: string): string {
+    return `${this.prefix}consent:{${userId}}:${clientId}`
+  }
+
+  /** A rate-limit counter. */
+  hits (key: string): string {
+    return `${this.prefix}hits:${key}`
+  }
+}

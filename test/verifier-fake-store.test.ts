@@ -1,0 +1,95 @@
+// The MAC verifier against a fake of only the store roles it takes (`VerifierStore`: the token
+// lookup, the nonce log, the client reader): no MemoryStore, no Redis. This is what the roles are
+// for: a part of macgate can be tested, and a store adapter written, against the few methods it uses.
+import t from 'tap'
+import { signRequest } from '../plugin/client/index.js'
+import { errors } from '../plugin/core/errors.js'
+import { hashSecret, mintMacKey, mintToken, newGrantId, sealMacKey } from '../plugin/core/credentials.js'
+import { QuotaReading } from '../plugin/mac/quota.js'
+import { DENIALS, MacVerifier, type VerifierStore } from '../plugin/mac/verify.js'
+import type { AccessTokenRecord, ClientRecord, CountedUse, NonceUse, QuotaCount } from '../plugin/store/store.js'
+
+const SECRET = 'the fake store\'s server secret'
+const HOST = 'api.example.com'
+
+/** Five methods, each the plainest thing that keeps its role's promise. */
+class FakeStore implements VerifierStore {
+  readonly tokens = new Map<string, AccessTokenRecord>()
+  readonly clients = new Map<string, ClientRecord>()
+  readonly nonces = new Set<string>()
+  readonly counters = new Map<string, number>()
+
+  async getAccessToken (tokenHash: string): Promise<AccessTokenRecord | undefined> {
+    return this.tokens.get(tokenHash)
+  }
+
+  async onRevocation (): Promise<void> {}
+
+  useNonce ({ key }: NonceUse): boolean {
+    const seen = key.subarray(0, 8).toString('hex')
+    if (this.nonces.has(seen)) return false
+    this.nonces.add(seen)
+    return true
+  }
+
+  useCountedNonce (use: NonceUse, { name, window, limit }: QuotaCount): CountedUse {
+    const used = this.counters.get(`${window}:${name}`) ?? 0
+    if (used >= limit) return { outcome: 'over', used }
+    if (!this.useNonce(use)) return { outcome: 'replayed', used }
+    this.counters.set(`${window}:${name}`, used + 1)
+    return { outcome: 'fresh', used: used + 1 }
+  }
+
+  async getClient (clientId: string): Promise<ClientRecord | undefined> {
+    return this.clients.get(clientId)
+  }
+}
+
+function setup (): { store: FakeStore, verifier: MacVerifier, accessToken: string, macKey: string } {
+  const store = new FakeStore()
+  const accessToken = mintToken(SECRET, newGrantId())
+  const macKey = mintMacKey()
+  store.tokens.set(hashSecret(accessToken), {
+    grantId: 'unused by the lookup',
+    clientId: 'client-1',
+    userId: 'user-1',
+    openId: 'open-1',
+    scope: ['profile'],
+    macKeySealed: sealMacKey(accessToken, macKey),
+    expiresAt: Date.now() + 3_600_000
+  })
+  const verifier = new MacVerifier(store, SECRET, { nonceSkewMinutes: 5, macQueryVariants: false, tokenCache: { max: 100, maxAgeMs: 60_000, negativeTtlMs: 1000 } })
+  return { store, verifier, accessToken, macKey }
+}
+
+t.test('a correctly signed request is verified; the same nonce again is a replay', async (t) => {
+  const { store, verifier, accessToken, macKey } = setup()
+  const url = '/user/profile?fields=name'
+  const authorization = signRequest({ method: 'GET', url: `https://${HOST}${url}`, accessToken, macKey })
+
+  const identity = await verifier.verify({ method: 'GET', host: HOST, url, authorization })
+  t.same(identity, { openId: 'open-1', clientId: 'client-1', userId: 'user-1', scope: ['profile'] }, 'the token\'s identity')
+  t.equal(store.nonces.size, 1, 'the nonce was recorded in the fake')
+
+  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, url, authorization }), { kind: 'accessDenied', message: DENIALS.replayedNonce }, 'the replayed nonce is refused')
+  t.equal(store.nonces.size, 1, 'and not recorded twice')
+
+  const tampered = signRequest({ method: 'GET', url: `https://${HOST}/user/other`, accessToken, macKey })
+  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, url, authorization: tampered }), { kind: 'accessDenied', message: DENIALS.macMismatch }, 'a signature over another path is refused')
+  t.equal(store.nonces.size, 1, 'before its nonce is written')
+})
+
+t.test('on a route with a quota the nonce is counted through the fake, and refused over the limit', async (t) => {
+  const { store, verifier, accessToken, macKey } = setup()
+  const quota = { route: '/user/profile', perMinute: 1 }
+  const sign = (): string => signRequest({ method: 'GET', url: `https://${HOST}/user/profile`, accessToken, macKey })
+
+  const first = new QuotaReading(quota)
+  t.equal((await verifier.verify({ method: 'GET', host: HOST, url: '/user/profile', authorization: sign(), quota: first })).clientId, 'client-1')
+  t.equal(first.used, 1, 'counted')
+
+  const second = new QuotaReading(quota)
+  const over = await (async () => await verifier.verify({ method: 'GET', host: HOST, url: '/user/profile', authorization: sign(), quota: second }))().catch((error: unknown) => error)
+  t.ok(errors.quotaExceeded.is(over), 'over the limit: 429')
+  t.equal(store.nonces.size, 1, 'the refused request\'s nonce is left unspent')
+})
