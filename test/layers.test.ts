@@ -66,6 +66,7 @@ t.test('no source file imports a layer above it', async (t) => {
 const PLANTED: Record<string, string> = {
   'plugin/planted.ts': 'export const x = 1\n',
   'plugin/core/planted.ts': 'export const x = 1\n',
+  'plugin/observe/planted.ts': 'export const x = 1\n',
   'plugin/store/planted.ts': 'export const x = 1\n',
   'plugin/mac/planted.ts': 'export const x = 1\n',
   'plugin/client/planted.ts': 'export const x = 1\n',
@@ -76,6 +77,8 @@ const PLANTED: Record<string, string> = {
 
   'plugin/store/climbs.ts': "import { x } from '../oauth/planted.js'\nexport const y = x\n",
   'plugin/core/climbs.ts': "import { x } from '../planted.js'\nexport const y = x\n",
+  'plugin/core/into-observe.ts': "export { x } from '../observe/planted.js'\n",
+  'plugin/observe/climbs.ts': "export { x } from '../store/planted.js'\n",
   'plugin/mac/multi-line.ts': "import {\n  x,\n  type T\n} from '../oauth/planted.js'\nexport const y: T = x\n",
   'plugin/store/type-only.ts': "import type { T } from '../oauth/planted.js'\nexport const y: T = 1\n",
   'plugin/store/dynamic.ts': "export const m = await import('../mac/planted.js')\n",
@@ -118,8 +121,10 @@ t.test('a copy of the tree with planted upward imports fails the check, one viol
     'plugin/client/apart.ts -> plugin/account/planted.ts (client-imports-sibling)',
     'plugin/core/climbs.ts -> plugin/planted.ts (core-imports-up)',
     'plugin/core/into-misc.ts -> plugin/misc/util.ts (folder-without-layer)',
+    'plugin/core/into-observe.ts -> plugin/observe/planted.ts (core-imports-up)',
     'plugin/mac/multi-line.ts -> plugin/oauth/planted.ts (mac-imports-up)',
     'plugin/misc/util.ts -> plugin/core/planted.ts (folder-without-layer-imports)',
+    'plugin/observe/climbs.ts -> plugin/store/planted.ts (observe-imports-up)',
     'plugin/store/climbs.ts -> plugin/oauth/planted.ts (store-imports-up)',
     'plugin/store/dynamic.ts -> plugin/mac/planted.ts (store-imports-up)',
     'plugin/store/side-effect.ts -> plugin/account/planted.ts (store-imports-up)',
@@ -127,6 +132,6 @@ t.test('a copy of the tree with planted upward imports fails the check, one viol
     'plugin/store/type-only.ts -> plugin/oauth/planted.ts (store-imports-up)',
     'plugin/up-to-gateway.ts -> gateway/planted.ts (plugin-imports-app)'
   ], 'each planted climb, and nothing else')
-  t.equal(errors, 15, 'every violation is an error')
-  t.equal(code, 15, 'the check fails, its exit code the number of errors')
+  t.equal(errors, 17, 'every violation is an error')
+  t.equal(code, 17, 'the check fails, its exit code the number of errors')
 })
