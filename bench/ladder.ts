@@ -3,6 +3,8 @@
 // code with one more part on (bench/rungs.ts), timed as the bench times its scenarios (alternated
 // rounds, best undisturbed round: bench/measure.ts), then counted in passes of its own: V8 heap
 // bytes, promises, nextTick ticks and write system calls per request (bench/counters.ts).
+// `--rungs route-check,mac-check` climbs only the plain proxy and the named gateway rungs (each
+// keeping its id), for the smoke run (bench/smoke.ts).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,11 +15,14 @@ import { runLoad, signed, zipfSigned } from './load.js'
 import { alternated, compareWith, ROUNDS, runFacts, SECONDS, summarise } from './measure.js'
 import { resultsDirectory } from './paths.js'
 import { startGateway, startRedis, startServer, type Gateway } from './processes.js'
-import { GATEWAY_STEPS, type GatewayStep } from './rungs.js'
+import { GATEWAY_STEPS, isGatewayStep, type GatewayStep } from './rungs.js'
 import { base, CONNECTIONS, PATH, POPULATION, quick, stopAll, type Scenario, type Stop } from './scenarios.js'
 
-/** Requests of each counting pass: enough that the IPC of the pass itself does not show. */
-const COUNTED_REQUESTS = quick ? 2000 : 20_000
+/**
+ * Requests of each counting pass: enough that the IPC of the pass itself (a promise or two) does
+ * not show; fewer for a few `--rungs` in a quick run (the smoke run), still under 0.01 a request.
+ */
+const COUNTED_REQUESTS = quick ? (process.argv.includes('--rungs') ? 500 : 2000) : 20_000
 
 const STEP_NAMES: Record<GatewayStep, string> = {
   'route-check': '+ the gateway app and its route check (MAC check off)',
@@ -28,15 +33,27 @@ const STEP_NAMES: Record<GatewayStep, string> = {
   'redis-nonces': '+ Redis nonces'
 }
 
+/** The gateway rungs named by `--rungs`, or undefined for the whole ladder. */
+function chosenSteps (): GatewayStep[] | undefined {
+  const at = process.argv.indexOf('--rungs')
+  if (at === -1) return undefined
+  const steps = (process.argv[at + 1] ?? '').split(',')
+  const unknown = steps.filter((step) => !isGatewayStep(step))
+  if (unknown.length > 0) throw new Error(`--rungs: no such rung ${unknown.join(', ')} (the rungs: ${GATEWAY_STEPS.join(', ')})`)
+  return steps as GatewayStep[]
+}
+
 interface Started {
   redis: Redis
   rungs: Scenario[]
   shipped: Gateway
   directory: string
+  /** Only the rungs `--rungs` named (with the plain proxy): no shipped and population rungs. */
+  partial: boolean
 }
 
 /** Every rung's process, each on core 0, over one upstream and one Redis on core 1; what started is on `stops`. */
-async function startRungs (stops: Stop[]): Promise<Started> {
+async function startRungs (stops: Stop[], only?: GatewayStep[]): Promise<Started> {
   const started = <T extends { stop: Stop }>(thing: T): T => {
     stops.push(async () => await thing.stop())
     return thing
@@ -54,8 +71,10 @@ async function startRungs (stops: Stop[]): Promise<Started> {
     const target = started(await startServer(kind, 0, [upstream]))
     return { id, name, target, setupRequest: signed(base(target), PATH, shipped.ready) }
   }
-  const rungs = [await unchecked('proxy', 'L0', 'plain @fastify/http-proxy'), await unchecked('proxy-hook', 'L1', '+ an empty callback onRequest hook')]
+  const rungs = [await unchecked('proxy', 'L0', 'plain @fastify/http-proxy')]
+  if (only === undefined) rungs.push(await unchecked('proxy-hook', 'L1', '+ an empty callback onRequest hook'))
   for (const [index, step] of GATEWAY_STEPS.entries()) {
+    if (only !== undefined && !only.includes(step)) continue
     const log = join(directory, `${step}.log`)
     const gateway = started(await startGateway('gateway-ladder', 0, [upstream, redisServer.url, step, log]))
     const logged = step === 'access-log' || step === 'redis-nonces'
@@ -68,9 +87,10 @@ async function startRungs (stops: Stop[]): Promise<Started> {
       ...(logged && { logFile: log })
     })
   }
-  const id = `L${rungs.length}`
+  if (only !== undefined) return { redis, rungs, shipped, directory, partial: true }
+  const id = `L${GATEWAY_STEPS.length + 2}`
   rungs.push({ id, name: '+ process metrics and the admin listener (= macgate start)', target: shipped, setupRequest: signed(base(shipped), PATH, shipped.ready), onRedis: true, logFile: shippedLog })
-  return { redis, rungs, shipped, directory }
+  return { redis, rungs, shipped, directory, partial: false }
 }
 
 /** The last rung: the shipped gateway again, each request signed with a token of a Zipf-drawn population. */
@@ -99,7 +119,7 @@ async function counted (rung: Scenario): Promise<Counts> {
 }
 
 async function measureLadder (started: Started): Promise<LadderRung[]> {
-  const rungs = [...started.rungs, await populationRung(started)]
+  const rungs = started.partial ? started.rungs : [...started.rungs, await populationRung(started)]
   const runs = await alternated(started.redis, rungs, { seconds: SECONDS }, 'ladder')
   const results = rungs.map((rung) => summarise(rung, runs.get(rung)!))
   const baseline = results[0]!
@@ -125,7 +145,7 @@ async function measureLadder (started: Started): Promise<LadderRung[]> {
 export async function runLadder (): Promise<void> {
   const stops: Stop[] = []
   try {
-    const rungs = await measureLadder(await startRungs(stops))
+    const rungs = await measureLadder(await startRungs(stops, chosenSteps()))
     const report: LadderReport = {
       ...runFacts('the rung'),
       countedRequests: COUNTED_REQUESTS,

@@ -2,6 +2,8 @@
 // a plain proxy, alternating scenarios over rounds and reporting the best undisturbed round and the
 // median (the machine is shared). The scenarios and the processes they load are in
 // bench/scenarios.ts, how one is measured in bench/measure.ts; `--ladder` runs bench/ladder.ts instead.
+// `--pair` measures only the baseline and the gateway as shipped; `--smoke` runs `--quick --pair`
+// and checks what it reports (bench/smoke.ts, CI's step after the tests).
 import type { Redis } from 'ioredis'
 import { assess, chartGoals, type Results } from './goals.js'
 import { runLadder } from './ladder.js'
@@ -10,9 +12,10 @@ import { resultsDirectory } from './paths.js'
 import { pinSelf, type Population } from './processes.js'
 import { BASELINE_ID, table, writeReport, type Report, type ScenarioResult } from './report.js'
 import {
-  codeExchangeScenario, CODE_COUNT, fixedRateScenarios, MIX_LRU, seedPopulation, startBench,
-  stopAll, throughputScenarios, upstreamAlone, WORKER_COUNTS, workersScenario, type Bench, type Scenario, type Stop
+  baselineScenario, codeExchangeScenario, CODE_COUNT, fixedRateScenarios, MIX_LRU, seedPopulation, shippedScenario, startBench,
+  startPair, stopAll, throughputScenarios, upstreamAlone, WORKER_COUNTS, workersScenario, type Bench, type Scenario, type Stop
 } from './scenarios.js'
+import { runSmoke } from './smoke.js'
 
 /** The code exchange run ends when the codes are used up; this only bounds it. */
 const EXCHANGE_SECONDS = 60
@@ -27,7 +30,7 @@ async function measureOnce (scenario: Scenario, redis: Redis, run: Run): Promise
   return { scenario, result: summarise(scenario, [await measure(scenario, redis, run)]) }
 }
 
-async function inTurns (bench: Bench, scenarios: Scenario[], run: Run, label: string): Promise<Measured[]> {
+async function inTurns (bench: Pick<Bench, 'redis'>, scenarios: Scenario[], run: Run, label: string): Promise<Measured[]> {
   const runs = await alternated(bench.redis, scenarios, run, label)
   return scenarios.map((scenario) => ({ scenario, result: summarise(scenario, runs.get(scenario)!) }))
 }
@@ -69,15 +72,21 @@ async function runScenarios (bench: Bench): Promise<{ measured: Measured[], popu
   return { measured: measured.sort(byId), population }
 }
 
-function buildReport (measured: Measured[], population: Population): Report {
+/** `--pair`: the baseline and the gateway as shipped, alternated, the shipped one with its ratios. */
+async function runPair (stops: Stop[]): Promise<Measured[]> {
+  const pair = await startPair(stops)
+  const measured = await inTurns(pair, [baselineScenario(pair.proxy, pair.shipped), shippedScenario(pair)], { seconds: SECONDS }, 'pair')
+  compareWith(measured[0]!.result, measured[1]!.result)
+  return measured
+}
+
+function buildReport (measured: Measured[], population?: Population): Report {
   const results: Results = new Map(measured.map(({ result }) => [result.id, result]))
   return {
     ...runFacts('gateway'),
     scenarios: measured.map(({ result }) => result),
     targets: measured.flatMap(({ scenario, result }) => (scenario.goals ?? []).map((goal) => assess(goal, result, results))),
-    populationTokens: population.credentials.length,
-    tokenLruMax: MIX_LRU,
-    populationSeconds: population.seconds
+    ...(population !== undefined && { populationTokens: population.credentials.length, tokenLruMax: MIX_LRU, populationSeconds: population.seconds })
   }
 }
 
@@ -88,10 +97,11 @@ async function publish (report: Report, goals: Map<string, number>): Promise<voi
 
 async function main (): Promise<void> {
   pinSelf()
+  if (process.argv.includes('--smoke')) return await runSmoke()
   if (process.argv.includes('--ladder')) return await runLadder()
   const stops: Stop[] = []
   try {
-    const { measured, population } = await runScenarios(await startBench(stops))
+    const { measured, population } = process.argv.includes('--pair') ? { measured: await runPair(stops), population: undefined } : await runScenarios(await startBench(stops))
     await publish(buildReport(measured, population), chartGoals(measured.map(({ scenario }) => scenario)))
   } finally {
     await stopAll(stops)

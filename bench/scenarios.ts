@@ -62,21 +62,27 @@ export type Stop = () => unknown
 
 export const base = (target: Target): string => `http://127.0.0.1:${target.ready.port}`
 
-/** Starts Redis and every target, each on its core; what started is on `stops`, even if a start fails. */
-export async function startBench (stops: Stop[]): Promise<Bench> {
-  const started = <T extends { stop: Stop }>(thing: T): T => {
+/** The part of the bench the smoke run (bench/smoke.ts) needs: the baseline and the gateway as shipped. */
+export type Pair = Pick<Bench, 'redis' | 'redisUrl' | 'directory' | 'shippedLog' | 'upstream' | 'proxy' | 'shipped'>
+
+/** A start whose stop goes on `stops` at once, so that a later failing start still stops it. */
+function starter (stops: Stop[]) {
+  return <T extends { stop: Stop }>(thing: T): T => {
     stops.push(async () => await thing.stop())
     return thing
   }
+}
+
+/** Redis, the upstream, the plain proxy and the shipped gateway, each on its core; what started is on `stops`. */
+export async function startPair (stops: Stop[]): Promise<Pair> {
+  const started = starter(stops)
   const directory = await mkdtemp(join(tmpdir(), 'macgate-bench-'))
   stops.push(async () => await rm(directory, { recursive: true, force: true }))
   const redisServer = started(await startRedis())
   const redis = new Redis(redisServer.url)
   stops.push(() => redis.disconnect())
   const upstream = started(await startServer('upstream', 1))
-  const onRedis = [base(upstream), redisServer.url]
   const shippedLog = join(directory, 'shipped.log')
-  const redisCluster = started(await startRedisCluster())
   return {
     redis,
     redisUrl: redisServer.url,
@@ -84,12 +90,23 @@ export async function startBench (stops: Stop[]): Promise<Bench> {
     shippedLog,
     upstream,
     proxy: started(await startServer('proxy', 0, [base(upstream)])),
-    memory: started(await startGateway('gateway-memory', 0, [base(upstream)])),
+    shipped: started(await startGateway('gateway-shipped', 0, [base(upstream), redisServer.url, shippedLog]))
+  }
+}
+
+/** Starts Redis and every target, each on its core; what started is on `stops`, even if a start fails. */
+export async function startBench (stops: Stop[]): Promise<Bench> {
+  const started = starter(stops)
+  const pair = await startPair(stops)
+  const onRedis = [base(pair.upstream), pair.redisUrl]
+  const redisCluster = started(await startRedisCluster())
+  return {
+    ...pair,
+    memory: started(await startGateway('gateway-memory', 0, [base(pair.upstream)])),
     onRedis: started(await startGateway('gateway-redis', 0, onRedis)),
     cold: started(await startGateway('gateway-cold', 0, onRedis)),
     mix: started(await startGateway('gateway-mix', 0, [...onRedis, String(MIX_LRU)])),
-    shipped: started(await startGateway('gateway-shipped', 0, [...onRedis, shippedLog])),
-    cluster: started(await startGateway('gateway-cluster', 0, [base(upstream), redisCluster.seeds]))
+    cluster: started(await startGateway('gateway-cluster', 0, [base(pair.upstream), redisCluster.seeds]))
   }
 }
 
@@ -134,13 +151,13 @@ function cheaperThanSuccess (name: string): ValueGoal {
  * Signed requests to a target that does not check them (the upstream, the plain proxy): built as
  * every gateway scenario builds its own, so that the load generator does the same work for all.
  */
-function signedFor (target: Target, { memory }: Bench): NonNullable<Scenario['setupRequest']> {
-  return signed(base(target), PATH, memory.ready)
+function signedFor (target: Target, signer: Gateway): NonNullable<Scenario['setupRequest']> {
+  return signed(base(target), PATH, signer.ready)
 }
 
 /** 1: the upstream on its own, for context; measured each round, not compared. */
 export function upstreamAlone (bench: Bench): Scenario {
-  return { id: '1', name: 'upstream alone (context)', target: bench.upstream, setupRequest: signedFor(bench.upstream, bench) }
+  return { id: '1', name: 'upstream alone (context)', target: bench.upstream, setupRequest: signedFor(bench.upstream, bench.memory) }
 }
 
 /**
@@ -160,7 +177,7 @@ function mixScenario ({ mix }: Bench, population: Credentials[]): Scenario {
 }
 
 /** 10: the gateway as `macgate start` builds it, default log level, logging to a file, Redis nonces. */
-function shippedScenario ({ shipped, shippedLog }: Bench): Scenario {
+export function shippedScenario ({ shipped, shippedLog }: Pick<Bench, 'shipped' | 'shippedLog'>): Scenario {
   return {
     id: '10',
     name: 'shipped: as macgate start, info log to a file',
@@ -186,11 +203,16 @@ function clusterScenario ({ cluster }: Bench): Scenario {
   }
 }
 
+/** 2: the plain proxy, every ratio's denominator; its requests signed with `signer`'s token. */
+export function baselineScenario (proxy: Target, signer: Gateway): Scenario {
+  return { id: BASELINE_ID, name: 'plain proxy (baseline)', target: proxy, setupRequest: signedFor(proxy, signer) }
+}
+
 /** 2 to 6b, 9 to 11: alternated over the rounds, each compared with the baseline's throughput. */
 export function throughputScenarios (bench: Bench, population: Credentials[]): Scenario[] {
-  const { proxy, memory, onRedis, cold } = bench
+  const { memory, onRedis, cold } = bench
   return [
-    { id: BASELINE_ID, name: 'plain proxy (baseline)', target: proxy, setupRequest: signedFor(proxy, bench) },
+    baselineScenario(bench.proxy, memory),
     { id: '3', name: 'gateway, hot LRU, embedded nonces', target: memory, setupRequest: signedBy(memory), goals: [ratioGoal('MAC check, hot LRU', 0.92)] },
     { id: '4', name: 'gateway, Redis nonces', target: onRedis, setupRequest: signedBy(onRedis), onRedis: true, goals: [ratioGoal('shared Redis nonce check', 0.88)] },
     quotaScenario(bench),
@@ -251,7 +273,7 @@ export function fixedRateScenarios (bench: Bench, rate: number): Scenario[] {
   const { proxy, onRedis } = bench
   const load = `at ${rate} req/s, ${FIXED_RATE_CONNECTIONS} conns`
   return [
-    { id: '8a', name: `plain proxy ${load}`, target: proxy, setupRequest: signedFor(proxy, bench) },
+    { id: '8a', name: `plain proxy ${load}`, target: proxy, setupRequest: signedFor(proxy, bench.memory) },
     {
       id: '8b',
       name: `gateway (Redis nonces) ${load}`,

@@ -10,7 +10,8 @@ import { AuditEvents, MemoryStore, registerClient, ScopeRegistry, type AuditEven
 import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.js'
 import { signedInject } from './helpers/gateway.js'
 import { eventually } from './helpers/live.js'
-import { cli, cliEnv } from './helpers/cli.js'
+import { cliEnv } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
 import { memoryLog } from './helpers/memory-log.js'
 import { startRedis } from './helpers/redis.js'
 import { grantTokens, type Tokens } from './helpers/grants.js'
@@ -411,7 +412,7 @@ t.test('the CLI and the API are one implementation: users remove revokes alike',
 
   const apiAnswer = await call(admin, 'DELETE', `/admin/users/${viaApi.user.username}`)
   t.same(apiAnswer, { status: 200, body: { user_id: viaApi.user.userId, grants_revoked: 2 }, headers: apiAnswer.headers }, 'API: removed, 2 grants revoked')
-  const run = await cli(['users', 'remove', viaCli.user.username], cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix }))
+  const run = await runInProcess(['users', 'remove', viaCli.user.username], cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix }))
   t.equal(run.code, 0, `CLI exits 0 (${run.stderr})`)
   t.match(run.stdout, `removed user ${viaCli.user.username}`)
 

@@ -8,14 +8,8 @@ import type { AddressInfo } from 'node:net'
 import type { Page } from 'playwright-core'
 import t from 'tap'
 import { addClient, addUser, buildTestApp, callToken } from './helpers/app.js'
-import { checkLayout, launch, skipWithoutChromium } from './helpers/browser.js'
+import { checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.js'
 import { signedInject } from './helpers/gateway.js'
-
-async function signIn (tab: Page, username: string, password: string): Promise<void> {
-  await tab.fill('input[name=username]', username)
-  await tab.fill('input[name=password]', password)
-  await Promise.all([tab.waitForURL((url) => !url.pathname.startsWith('/oauth2/signin')), tab.click('button[type=submit]')])
-}
 
 /** How a permissions list is drawn: its items' bullet, its border, its left padding. */
 async function listLook (tab: Page, selector: string): Promise<{ bullet: string, border: string, paddingLeft: string, check: string }> {

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http'
 import type { BrowserContext, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { addClient, addUser, buildTestApp } from './helpers/app.js'
-import { backgrounds, checkLayout, launch, skipWithoutChromium } from './helpers/browser.js'
+import { backgrounds, checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.js'
 
 const PREFIX = '&&&START&&&'
 
@@ -61,12 +61,6 @@ async function newPage (context: BrowserContext, errors: string[] = []): Promise
   return tab
 }
 
-async function signIn (tab: Page, username: string, password: string): Promise<void> {
-  await tab.fill('input[name=username]', username)
-  await tab.fill('input[name=password]', password)
-  await Promise.all([tab.waitForURL(/\/oauth2\/authorize\?/), tab.click('button[type=submit]')])
-}
-
 t.test('the code grant in Chromium', { skip: skipWithoutChromium }, async (t) => {
   const { app, store } = await buildTestApp(t)
   const gatewayOrigin = await app.listen({ port: 0, host: '127.0.0.1' })
@@ -91,7 +85,7 @@ t.test('the code grant in Chromium', { skip: skipWithoutChromium }, async (t) =>
   t.equal(await tab.textContent('#app-name'), 'Photo Printer', 'the sign-in page names the app asking')
   t.equal(await tab.textContent('h1'), 'Sign in to continue to Photo Printer')
   const signInShots = await checkLayout(t, tab, { name: 'signin', dir: shots, primary: 'button[type=submit]' })
-  await signIn(tab, user.username, user.password)
+  await signIn(tab, user.username, user.password, /\/oauth2\/authorize\?/)
   t.equal(await tab.textContent('#account'), 'alice', 'the confirmation page names the account')
   t.equal(await tab.textContent('h1'), 'Authorize Photo Printer', 'and the app')
   t.same(await tab.locator('#permissions li').allTextContents(), ['Profile', 'Open ID'], 'and the permissions asked for')
@@ -133,7 +127,7 @@ t.test('the code grant in Chromium', { skip: skipWithoutChromium }, async (t) =>
   const other = await newPage(denying)
   clientApp.states.add('third-state')
   await other.goto(authorizeUrl('third-state'))
-  await signIn(other, user.username, user.password)
+  await signIn(other, user.username, user.password, /\/oauth2\/authorize\?/)
   t.equal(await other.textContent('#account'), 'alice', 'without skip_confirm the confirmation page is shown again')
   await Promise.all([other.waitForURL(`${redirectUri}?**`), other.click('button[value=deny]')])
   const denied = new URL(other.url())

@@ -1,23 +1,17 @@
 // A flood of malformed requests (deterministic, fixed seed): never a 500, never a crash, always
-// the contract's error shapes, never a redirect anywhere but to a registered redirect URI.
-import { seeded } from './helpers/seeded.js'
+// the contract's error shapes, never a redirect anywhere but to a registered redirect URI. Sized
+// as the fuzz is (test/helpers/fuzz-size.ts): 455 and 130 by default, five times that with FUZZ_FULL=1.
+import { BROKEN_ESCAPES, CONTROLS, decodedOr, enc, FORM, generator, INVALID_UTF8, PREFIX, REGISTERED_ORIGIN } from './helpers/fuzz-pools.js'
+import { fuzzCount } from './helpers/fuzz-size.js'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
 import { addClient, addUser, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.js'
 
-const PREFIX = '&&&START&&&'
-const FORM = 'application/x-www-form-urlencoded'
-const REGISTERED_ORIGIN = new URL(REDIRECT_URI).origin
-
 type Pairs = Array<[string, string]> // names and values, already percent-encoded (or deliberately not)
 interface Flood { method: string, path: string, headers: Record<string, string>, body?: string, remoteAddress: string, label: string }
 
-const enc = encodeURIComponent
-const decoded = (value: string) => { try { return decodeURIComponent(value) } catch { return value } }
+const decoded = (value: string) => decodedOr(value, value)
 const LONG = 'x'.repeat(10 * 1024)
-const BAD_UTF8 = ['%FF', '%C3%28', '%ED%A0%80']
-const BAD_ESCAPES = ['%zz', '%', '%4', '%%41']
-const CONTROLS = ['%00', '%01%1F%7F', '\x01', '\x7f', 'a%0D%0ALocation:%20https://evil.example']
 const UNICODE_URIS = ['https://app.example.com/callbäck', 'https://ａpp.example.com/callback', 'https://app.example.com/callback?ü=ü', 'https://äpp.example.com/callback', 'https://app.example.com/callback/\u202e', 'https://app.example.com\u2025/callback']
 const METHODS = ['PUT', 'DELETE', 'PATCH', 'OPTIONS']
 const MUTATIONS = ['none', 'missing', 'repeat', 'long', 'bad-utf8', 'bad-escape', 'control', 'many', 'method', 'content-type', 'big-body', 'basic', 'unicode-redirect'] as const
@@ -57,8 +51,7 @@ const PARAMS: Record<string, string[]> = {
 
 /** `count` requests; request i carries mutation i mod 13, the rest is drawn from the seed. */
 function generate (count: number, seed: number, pool: Record<string, string[]>, session: { cookie: string, csrf: string }): Flood[] {
-  const random = seeded(seed)
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!
+  const { next: random, pick } = generator(seed)
   const floods: Flood[] = []
   for (let i = 0; i < count; i++) {
     const mutation = MUTATIONS[i % MUTATIONS.length]!
@@ -82,8 +75,8 @@ function generate (count: number, seed: number, pool: Record<string, string[]>, 
     switch (mutation) {
       case 'repeat': if (pairs.length > 0) pairs.push([...pairs[some()]!]); break
       case 'long': setValue(LONG); break
-      case 'bad-utf8': setValue(`a${pick(BAD_UTF8)}`); break
-      case 'bad-escape': pick([() => setValue(pick(BAD_ESCAPES)), () => pairs.push([pick(BAD_ESCAPES), 'x'])])(); break
+      case 'bad-utf8': setValue(`a${pick(INVALID_UTF8)}`); break
+      case 'bad-escape': pick([() => setValue(pick(BROKEN_ESCAPES)), () => pairs.push([pick(BROKEN_ESCAPES), 'x'])])(); break
       case 'control': setValue(pick(CONTROLS)); break
       case 'many': for (let n = 0; n < 200; n++) pairs.push([`p${n}`, String(n)]); break
       case 'method': method = pick(METHODS); break
@@ -203,5 +196,5 @@ async function stillServes (t: Test, app: FastifyInstance, clientId: string, cli
   t.equal(answer.body.token_type, 'mac')
 }
 
-t.test('flood on the memory store', async (t) => await flood(t, 'memory', 455))
-t.test('flood on the redis store (shorter)', async (t) => await flood(t, 'redis', 130))
+t.test('flood on the memory store', async (t) => await flood(t, 'memory', fuzzCount(2275)))
+t.test('flood on the redis store (shorter)', async (t) => await flood(t, 'redis', fuzzCount(650)))

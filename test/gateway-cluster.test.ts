@@ -1,11 +1,14 @@
-// Two gateway instances on a real Redis Cluster (3 masters, 3 replicas), over real HTTP: the code
-// flow across them, nonces and revocations shared, and a master killed under signed load.
+// Two gateway instances on a real Redis Cluster (3 masters, 3 replicas), over real HTTP: the shared
+// suite (the code flow across them, nonces and revocations shared), the CLI on the cluster, and a
+// master killed under signed load.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { grantAccessToken } from '../plugin/index.js'
 import { addClient } from './helpers/app.js'
-import { cli, cliEnv } from './helpers/cli.js'
-import { codeExchange, issueTokens, liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest, type ApiAnswer } from './helpers/live.js'
+import { cliEnv } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
+import { gatewayPairSuite } from './helpers/gateway-pair-suite.js'
+import { liveGateway, signedGet, type ApiAnswer } from './helpers/live.js'
 import { startRedisCluster } from './helpers/redis-cluster.js'
 
 const cluster = await startRedisCluster(t)
@@ -14,66 +17,22 @@ const secret = randomBytes(32).toString('base64url')
 const a = await liveGateway(t, shared, secret)
 const b = await liveGateway(t, shared, secret)
 
-const REVOKED = { result: 'error', description: 'access token invalid or expired', code: 96008 }
-
-t.test('the code flow across instances: issued through A, used on B', async (t) => {
-  const { clientId, clientSecret } = await addClient(a.store)
-  const { tokens } = await issueTokens(a, clientId, clientSecret)
-  const profile = await signedGet(b.origin, '/user/profile', tokens)
-  t.equal(profile.status, 200)
-  t.equal(profile.body.result, 'ok')
-  const rotated = await tokenRequest(b.origin, refreshExchange(clientId, clientSecret, tokens.refresh_token!))
-  t.equal(rotated.status, 200, 'B rotates the refresh token A issued')
-})
-
-t.test('a nonce used on A is refused on B', async (t) => {
-  const { clientId, clientSecret } = await addClient(a.store)
-  const { tokens } = await issueTokens(a, clientId, clientSecret)
-  const first = await signedGet(a.origin, '/user/profile', tokens)
-  t.equal(first.status, 200)
-  const replay = await signedGet(b.origin, '/user/profile', tokens, first.authorization)
-  t.equal(replay.status, 401)
-  t.same(replay.body, { result: 'error', description: 'nonce already used', code: 96012 })
-})
-
-t.test('a code replayed at A revokes the token hot in B\'s cache within 100 ms', async (t) => {
-  const { clientId, clientSecret } = await addClient(a.store)
-  const { code, tokens } = await issueTokens(a, clientId, clientSecret)
-  t.equal((await signedGet(b.origin, '/user/profile', tokens)).status, 200, 'B warmed')
-  const since = Date.now()
-  const replay = await tokenRequest(a.origin, codeExchange(clientId, clientSecret, code))
-  t.same(replay.body, { error: 96013, error_description: 'code already used' })
-  const { last, elapsed } = await pollUntilRefused(b.origin, '/user/profile', tokens, since)
-  t.same(last.body, REVOKED)
-  t.ok(elapsed < 100, `B refused the token ${elapsed} ms after the replay was sent`)
-})
-
-t.test('refresh reuse at B revokes the grant hot in A\'s cache within 100 ms', async (t) => {
-  const { clientId, clientSecret } = await addClient(a.store)
-  const { tokens: first } = await issueTokens(a, clientId, clientSecret)
-  const rotated = await tokenRequest(b.origin, refreshExchange(clientId, clientSecret, first.refresh_token!))
-  const second = rotated.body as { access_token: string, mac_key: string }
-  t.equal((await signedGet(a.origin, '/user/profile', second)).status, 200, 'A warmed with the successor')
-  const since = Date.now()
-  const reuse = await tokenRequest(b.origin, refreshExchange(clientId, clientSecret, first.refresh_token!))
-  t.same(reuse.body, { error: 96009, error_description: 'refresh token already used' })
-  const { last, elapsed } = await pollUntilRefused(a.origin, '/user/profile', second, since)
-  t.same(last.body, REVOKED)
-  t.ok(elapsed < 100, `A refused the successor ${elapsed} ms after the reuse was sent`)
-})
+// What two instances share, as on a single Redis (helpers/gateway-pair-suite.ts); a revocation
+// reaches the other instance within 100 ms here.
+gatewayPairSuite(t, { a, b, revokedWithinMs: 100 })
 
 t.test('the CLI on the cluster: REDIS_CLUSTER_NODES for clients add and list', async (t) => {
   const env = cliEnv({ REDIS_CLUSTER_NODES: cluster.seeds, MACGATE_REDIS_PREFIX: shared.prefix })
-  const added = await cli(['clients', 'add', '--name', 'Cluster App', '--redirect-uri', 'https://app.example.com/cb', '--resource-server', '--json'], env)
+  const added = await runInProcess(['clients', 'add', '--name', 'Cluster App', '--redirect-uri', 'https://app.example.com/cb', '--resource-server', '--json'], env)
   t.equal(added.code, 0, added.stderr)
   const { client_id: clientId } = JSON.parse(added.stdout) as { client_id: string }
   t.equal((await a.store.getClient(clientId))?.resourceServer, true, 'the gateways see the client, a resource server')
-  const listed = await cli(['clients', 'list', '--json'], env)
+  const listed = await runInProcess(['clients', 'list', '--json'], env)
   t.ok((JSON.parse(listed.stdout) as Array<{ id: string }>).some((client) => client.id === clientId), 'clients list finds it')
-  const unreachable = await cli(['clients', 'list'], cliEnv({ REDIS_CLUSTER_NODES: '127.0.0.1:1' }))
+  const unreachable = await runInProcess(['clients', 'list'], cliEnv({ REDIS_CLUSTER_NODES: '127.0.0.1:1' }))
   t.equal(unreachable.code, 2)
   t.match(unreachable.stderr, 'cannot reach Redis at REDIS_CLUSTER_NODES')
-  const malformed = await cli(['clients', 'list'], cliEnv({ REDIS_CLUSTER_NODES: 'nohostport' }))
+  const malformed = await runInProcess(['clients', 'list'], cliEnv({ REDIS_CLUSTER_NODES: 'nohostport' }))
   t.equal(malformed.code, 2)
   t.match(malformed.stderr, 'REDIS_CLUSTER_NODES: a cluster node is host:port, not "nohostport"')
 })

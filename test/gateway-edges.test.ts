@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import type { GatewayConfig } from '../gateway/config.js'
 import { API_HOST, buildTestGateway, defaultAuthorization, echoRoutes, hmac, liveToken, nonceAt, openApiError, recordingUpstream, signedInject, signedString, type LiveTokens, type Recorded } from './helpers/gateway.js'
+import { dechunk } from './helpers/dechunk.js'
 import { wsgiUpstream } from './helpers/wsgi-upstream.js'
 
 const IDENTITY_HEADERS = ['x-macgate-client-id', 'x-macgate-open-id', 'x-macgate-scope', 'x-macgate-user-id']
@@ -53,20 +54,6 @@ interface RawAnswer {
   headers: Record<string, string>
   body: string
   complete: boolean
-}
-
-function dechunk (text: string): { body: string, complete: boolean } {
-  let body = ''
-  let rest = text
-  for (;;) {
-    const lineEnd = rest.indexOf('\r\n')
-    if (lineEnd === -1) return { body, complete: false }
-    const size = parseInt(rest.slice(0, lineEnd), 16)
-    if (size === 0) return { body, complete: rest.slice(lineEnd + 2).includes('\r\n') }
-    if (rest.length < lineEnd + 2 + size + 2) return { body, complete: false }
-    body += rest.slice(lineEnd + 2, lineEnd + 2 + size)
-    rest = rest.slice(lineEnd + 2 + size + 2)
-  }
 }
 
 /** Reads what a server wrote so far: the interim responses, then the final one (ASCII bodies). */

@@ -1,13 +1,15 @@
 // Server-side sessions: the cookie only names a session the store holds, so that signing out,
 // changing the password or removing the user ends it, on every gateway instance sharing the store,
-// also when done with `macgate users passwd` / `users remove` from another process.
+// also when done with `macgate users passwd` / `users remove` (run in process here, through the
+// CLI's dispatch and its own connection to the store, as another process would have).
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { changePassword, removeUser } from '../plugin/index.js'
 import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
 import { startRedis } from './helpers/redis.js'
-import { cli, cliEnv } from './helpers/cli.js'
+import { cliEnv } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
 
 /** A client's authorization request: the consent page for a session, sign-in without one. */
 function consentUrl (clientId: string): string {
@@ -85,8 +87,8 @@ t.test('macgate users passwd and users remove end a running gateway\'s sessions'
 
   const password = 'another long password'
   const [passwd, nobody] = await Promise.all([
-    cli(['users', 'passwd', '--username', user.username, '--password-stdin'], env, { input: `${password}\n` }),
-    cli(['users', 'remove', 'nobody'], env)
+    runInProcess(['users', 'passwd', '--username', user.username, '--password-stdin'], env, { input: `${password}\n` }),
+    runInProcess(['users', 'remove', 'nobody'], env)
   ])
   t.equal(passwd.code, 0, `passwd exits 0 (${passwd.stderr})`)
   t.equal(passwd.stdout, `changed the password of ${user.username} and ended their sessions\n`)
@@ -97,7 +99,7 @@ t.test('macgate users passwd and users remove end a running gateway\'s sessions'
 
   const after = await signedInCookie(app, { username: user.username, password })
   await assertSession(t, app, after.cookie, clientId, user.username, 'signed in with the new password')
-  const removed = await cli(['users', 'remove', user.username], env)
+  const removed = await runInProcess(['users', 'remove', user.username], env)
   t.equal(removed.code, 0, `remove exits 0 (${removed.stderr})`)
   t.match(removed.stdout, new RegExp(`^removed user ${user.username}, ended their sessions and revoked \\d+ grants?\n$`))
   await assertSession(t, app, after.cookie, clientId, undefined, 'after users remove')

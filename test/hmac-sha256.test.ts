@@ -4,7 +4,8 @@ import t, { type Test } from 'tap'
 import { parseImplicitFragment, parseTokenResponse, signRequest } from '../plugin/client/index.js'
 import { RegistrationError } from '../plugin/index.js'
 import { addClient, addUser, authorizeAndAllow, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.js'
-import { cli, cliEnv } from './helpers/cli.js'
+import { cliEnv } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
 import { codeParams, refreshParams } from './helpers/token-checks.js'
 
 async function signedCall (app: Awaited<ReturnType<typeof buildTestApp>>['app'], token: { access_token: string, mac_key: string }, macAlgorithm?: string): Promise<number> {
@@ -51,7 +52,7 @@ t.test('every other client stays on HmacSha1', async (t) => {
 t.test('registration refuses any other algorithm, in the API and the CLI', async (t) => {
   const { store } = await buildTestApp(t)
   await t.rejects(addClient(store, { macAlgorithm: 'HmacMd5' as 'HmacSha1' }), new RegistrationError('mac algorithm must be HmacSha1 or HmacSha256'))
-  const run = await cli(['clients', 'add', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--mac-algorithm', 'sha256'], cliEnv({ REDIS_URL: 'redis://127.0.0.1:1' }))
+  const run = await runInProcess(['clients', 'add', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--mac-algorithm', 'sha256'], cliEnv({ REDIS_URL: 'redis://127.0.0.1:1' }))
   t.equal(run.code, 2)
   t.match(run.stderr, '--mac-algorithm must be HmacSha1 or HmacSha256, not sha256', 'refused before reaching for the store')
 })

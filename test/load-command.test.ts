@@ -13,7 +13,8 @@ import { cli, cliEnv, type Run } from './helpers/cli.js'
 import { addClient, authorizeAndAllow, obtainCode, REDIRECT_URI } from './helpers/app.js'
 import { buildTestGateway, echoRoutes, liveToken, recordingUpstream, type LiveTokens } from './helpers/gateway.js'
 import { runUnderTty } from './helpers/tty.js'
-import { loadCommand, type LoadOutputs } from '../gateway/commands/load.js'
+import { loadCommand } from '../gateway/commands/load.js'
+import { capture } from './helpers/capture.js'
 import type { LoadReport } from '../gateway/load/report.js'
 
 // CLI subprocesses, each loading the TypeScript sources: slow on a shared machine.
@@ -24,12 +25,6 @@ function reportOf (t: Test, run: Run): LoadReport {
   t.equal(run.code, 0, `exit 0 (stderr: ${run.stderr})`)
   t.match(run.stdout, /^\{[^\n]*\}\n$/, 'exactly one JSON line')
   return JSON.parse(run.stdout) as LoadReport
-}
-
-/** Streams for loadCommand in process that keep what it wrote. */
-function capture (): LoadOutputs & { out: { stdout: string, stderr: string } } {
-  const out = { stdout: '', stderr: '' }
-  return { out, stdout: { write: (text: string) => { out.stdout += text } }, stderr: { write: (text: string) => { out.stderr += text } } }
 }
 
 /** loadCommand in process to its end: what it wrote. */

@@ -7,7 +7,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { loadCommand, progressWriter, type LoadOutputs } from '../gateway/commands/load.js'
+import { loadCommand, progressWriter } from '../gateway/commands/load.js'
+import { capture } from './helpers/capture.js'
 import type { LoadProgress } from '../gateway/load/run.js'
 
 interface Seen { method: string, url: string, headers: IncomingHttpHeaders, body: string }
@@ -39,16 +40,6 @@ async function file (text: string): Promise<string> {
 }
 
 const TOKEN = { MACGATE_ACCESS_TOKEN: 'env-token', MACGATE_MAC_KEY: 'env-key' }
-
-/** Streams that keep what the command wrote. */
-function capture (isTTY = false): LoadOutputs & { out: { stdout: string, stderr: string } } {
-  const out = { stdout: '', stderr: '' }
-  return {
-    out,
-    stdout: { isTTY, write: (text: string) => { out.stdout += text } },
-    stderr: { isTTY, write: (text: string) => { out.stderr += text } }
-  }
-}
 
 // The subtests run side by side (each run waits for autocannon's 1 s tick): each run loads paths
 // of its own, by which the requests it sent are told apart.

@@ -41,11 +41,9 @@ function assertRefusal (t: Test, run: Run, message: RegExp, { hint }: { hint: bo
   t.notMatch(run.stderr, /\n {4}at /, 'no stack trace')
 }
 
-/** Runs each command in-process, one after the other (they share the process's globals). */
+/** Runs the commands in-process side by side (each with its own environment and streams). */
 async function inProcess (commands: Array<[string[], NodeJS.ProcessEnv]>): Promise<Run[]> {
-  const runs: Run[] = []
-  for (const [args, runEnv] of commands) runs.push(await runInProcess(args, runEnv))
-  return runs
+  return await Promise.all(commands.map(async ([args, runEnv]) => await runInProcess(args, runEnv)))
 }
 
 /** Config files in the test's folder (made once: a second t.testdir would start it afresh). */

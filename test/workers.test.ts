@@ -8,6 +8,7 @@ import t from 'tap'
 import { signRequest } from '../plugin/client/index.js'
 import { addClient } from './helpers/app.js'
 import { cli, cliEnv, spawnCli } from './helpers/cli.js'
+import { runInProcess } from './helpers/in-process.js'
 import { codeExchange, eventually, issueTokens, liveGateway, tokenRequest } from './helpers/live.js'
 import { freePort, startRedis } from './helpers/redis.js'
 import { parseMetrics } from './helpers/metrics-text.js'
@@ -87,15 +88,15 @@ t.test('two workers: signed calls succeed, a revocation reaches both, a dead wor
 })
 
 t.test('workers are refused without a shared store, and for a bad count', async (t) => {
-  const embedded = await cli(['start', '--workers', '2'], cliEnv({ PORT: '0' }))
+  const embedded = await runInProcess(['start', '--workers', '2'], cliEnv({ PORT: '0' }))
   t.equal(embedded.code, 2)
   t.match(embedded.stderr, /--workers needs REDIS_URL or REDIS_CLUSTER_NODES/)
   for (const value of ['0', '1.5']) {
-    const bad = await cli(['start', '--workers', value], cliEnv({ REDIS_URL: redis.url }))
+    const bad = await runInProcess(['start', '--workers', value], cliEnv({ REDIS_URL: redis.url }))
     t.equal(bad.code, 2, `--workers ${value}`)
     t.match(bad.stderr, `--workers must be a whole number from 1 to 256, or auto, not ${value}`)
   }
-  const fromEnv = await cli(['start'], cliEnv({ MACGATE_WORKERS: 'x' }))
+  const fromEnv = await runInProcess(['start'], cliEnv({ MACGATE_WORKERS: 'x' }))
   t.equal(fromEnv.stderr, 'macgate: MACGATE_WORKERS must be a whole number from 1 to 256, or auto, not x\n', 'MACGATE_WORKERS is read too, and named (no usage hint: the command line was right)')
 })
 

@@ -1,6 +1,7 @@
 import type { ClientRecord, NonceReports } from '../../plugin/index.js'
 import { loadConfig, type RouteRule } from '../config.js'
 import { withAdminStore } from './admin-store.js'
+import type { CommandIO } from './io.js'
 import { OperatorError, parseCommand, UsageError } from './usage.js'
 
 /** One limited route as `clients show` prints it: the limit that applies and the window's use. */
@@ -29,19 +30,19 @@ export async function quotaUses (store: NonceReports, client: ClientRecord, rout
  * gateway config with a quota, the limit that applies and the current minute's use over every
  * instance (on the shared store).
  */
-export async function show (args: string[]): Promise<void> {
+export async function show (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values, positionals } = parseCommand('clients show', { args, allowPositionals: true, options: { config: { type: 'string' }, json: { type: 'boolean' } } })
   if (positionals.length !== 1) throw new UsageError('clients show needs exactly one client id')
-  const config = await loadConfig(values.config).catch((error: unknown) => {
+  const config = await loadConfig(values.config, env).catch((error: unknown) => {
     throw new OperatorError((error as Error).message)
   })
-  await withAdminStore(async (store) => {
+  await withAdminStore(env, async (store) => {
     const client = await store.getClient(positionals[0]!)
     if (client === undefined) throw new OperatorError(`no client ${positionals[0]!}`)
     const quotas = await quotaUses(store, client, config.routes)
     const { secretHash: _secret, previousSecretHash: _previous, ...shown } = client
     if (values.json === true) {
-      process.stdout.write(`${JSON.stringify({ ...shown, quotas })}\n`)
+      stdout.write(`${JSON.stringify({ ...shown, quotas })}\n`)
       return
     }
     const lines = [
@@ -52,6 +53,6 @@ export async function show (args: string[]): Promise<void> {
       ...quotas.map(({ route, perMinute, from, used }) => `  ${route}: ${used} of ${perMinute} this minute (${from === 'client' ? 'its own limit' : 'the route\'s default'})`),
       ...(quotas.length === 0 ? ['  (no route of the config has a quota)'] : [])
     ]
-    process.stdout.write(`${lines.join('\n')}\n`)
+    stdout.write(`${lines.join('\n')}\n`)
   })
 }

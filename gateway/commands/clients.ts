@@ -1,9 +1,10 @@
 import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, updateClient, type ClientRecord, type ClientUpdate } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
+import type { CommandIO } from './io.js'
 import { parseCommand, UsageError } from './usage.js'
 import { show } from './client-show.js'
 
-async function add (args: string[]): Promise<void> {
+async function add (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values } = parseCommand('clients add', {
     args,
     options: {
@@ -26,7 +27,7 @@ async function add (args: string[]): Promise<void> {
   const macAlgorithm = values['mac-algorithm']
   if (macAlgorithm !== undefined && macAlgorithm !== 'HmacSha1' && macAlgorithm !== 'HmacSha256') throw new UsageError(`--mac-algorithm must be HmacSha1 or HmacSha256, not ${macAlgorithm}`)
   const responseTypes = responseTypesOf(values['response-types'])
-  await withAdminStore(async (store) => {
+  await withAdminStore(env, async (store) => {
     const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
       name: values.name!,
       redirectUris: values['redirect-uri']!,
@@ -42,12 +43,12 @@ async function add (args: string[]): Promise<void> {
     if (clientSecret === undefined) {
       // A public client has no secret: nothing to show, and nothing to keep.
       const origins = clientOriginsLine(client)
-      if (values.json === true) process.stdout.write(`${JSON.stringify({ client_id: client.id, public: true })}\n`)
-      else process.stdout.write(`client_id:     ${client.id}\n(a public client: no secret; PKCE required; browser origins: ${origins})\n`)
+      if (values.json === true) stdout.write(`${JSON.stringify({ client_id: client.id, public: true })}\n`)
+      else stdout.write(`client_id:     ${client.id}\n(a public client: no secret; PKCE required; browser origins: ${origins})\n`)
     } else if (values.json === true) {
-      process.stdout.write(`${JSON.stringify({ client_id: client.id, client_secret: clientSecret })}\n`)
+      stdout.write(`${JSON.stringify({ client_id: client.id, client_secret: clientSecret })}\n`)
     } else {
-      process.stdout.write(`client_id:     ${client.id}\nclient_secret: ${clientSecret}\n(the secret is shown only now)\n`)
+      stdout.write(`client_id:     ${client.id}\nclient_secret: ${clientSecret}\n(the secret is shown only now)\n`)
     }
   })
 }
@@ -72,7 +73,7 @@ function clientOriginsLine (client: Pick<ClientRecord, 'redirectUris' | 'allowed
  * `clients update ID`: each option given replaces that field (a repeatable one, the whole list);
  * one left out stays. `--no-allowed-origins` removes them all. New fields join `ClientUpdate`.
  */
-async function update (args: string[]): Promise<void> {
+async function update (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values, positionals } = parseCommand('clients update', {
     args,
     allowPositionals: true,
@@ -99,29 +100,29 @@ async function update (args: string[]): Promise<void> {
     ...(quotaPerMinute !== undefined && { quotaPerMinute })
   }
   if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins, --response-types, --quota-per-minute or --no-quota')
-  await withAdminStore(async (store) => {
+  await withAdminStore(env, async (store) => {
     const { secretHash: _secret, previousSecretHash: _previous, ...client } = await updateClient(store, positionals[0]!, changes)
     if (values.json === true) {
-      process.stdout.write(`${JSON.stringify(client)}\n`)
+      stdout.write(`${JSON.stringify(client)}\n`)
       return
     }
-    process.stdout.write(`updated client ${client.id}: redirect URIs ${client.redirectUris.join(' ')}; response types ${client.responseTypes.join(',')}; browser origins ${clientOriginsLine(client)}\n`)
+    stdout.write(`updated client ${client.id}: redirect URIs ${client.redirectUris.join(' ')}; response types ${client.responseTypes.join(',')}; browser origins ${clientOriginsLine(client)}\n`)
   })
 }
 
-async function list (args: string[]): Promise<void> {
+async function list (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values } = parseCommand('clients list', { args, options: { json: { type: 'boolean' } } })
-  await withAdminStore(async (store) => {
+  await withAdminStore(env, async (store) => {
     const clients = (await store.listClients()).map(({ secretHash, ...client }) => client)
     if (values.json === true) {
-      process.stdout.write(`${JSON.stringify(clients)}\n`)
+      stdout.write(`${JSON.stringify(clients)}\n`)
       return
     }
     if (clients.length === 0) {
-      process.stdout.write('no clients registered (add one with `macgate clients add`)\n')
+      stdout.write('no clients registered (add one with `macgate clients add`)\n')
       return
     }
-    process.stdout.write(table(clients))
+    stdout.write(table(clients))
   })
 }
 
@@ -145,37 +146,37 @@ function table (clients: Array<Omit<ClientRecord, 'secretHash'>>): string {
   return rows.map((row) => row.map((cell, column) => column === row.length - 1 ? cell : cell.padEnd(widths[column]!)).join('  ')).join('\n') + '\n'
 }
 
-async function remove (args: string[]): Promise<void> {
+async function remove (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { positionals } = parseCommand('clients remove', { args, allowPositionals: true })
   if (positionals.length !== 1) throw new UsageError('clients remove needs exactly one client id')
-  await withAdminStore(async (store) => {
+  await withAdminStore(env, async (store) => {
     await removeClient(store, positionals[0]!)
-    process.stdout.write(`removed client ${positionals[0]!} and revoked its tokens\n`)
+    stdout.write(`removed client ${positionals[0]!} and revoked its tokens\n`)
   })
 }
 
-async function rotateSecret (args: string[]): Promise<void> {
+async function rotateSecret (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values, positionals } = parseCommand('clients rotate-secret', { args, allowPositionals: true, options: { 'grace-seconds': { type: 'string' }, json: { type: 'boolean' } } })
   if (positionals.length !== 1) throw new UsageError('clients rotate-secret needs exactly one client id')
   const grace = values['grace-seconds'] === undefined ? 86_400 : Number(values['grace-seconds'])
   if (!Number.isSafeInteger(grace) || grace < 0) throw new UsageError(`--grace-seconds must be whole seconds, 0 or more, not ${values['grace-seconds']}`)
   const clientId = positionals[0]!
-  await withAdminStore(async (store) => {
+  await withAdminStore(env, async (store) => {
     const { clientSecret } = await rotateClientSecret(store, clientId, grace)
     if (values.json === true) {
-      process.stdout.write(`${JSON.stringify({ client_id: clientId, client_secret: clientSecret })}\n`)
+      stdout.write(`${JSON.stringify({ client_id: clientId, client_secret: clientSecret })}\n`)
       return
     }
-    process.stdout.write(`client_id:     ${clientId}\nclient_secret: ${clientSecret}\n(the secret is shown only now; the previous one works for ${grace} more seconds)\n`)
+    stdout.write(`client_id:     ${clientId}\nclient_secret: ${clientSecret}\n(the secret is shown only now; the previous one works for ${grace} more seconds)\n`)
   })
 }
 
-export async function clientsCommand (subcommand: string | undefined, args: string[]): Promise<void> {
-  if (subcommand === 'add') return await add(args)
-  if (subcommand === 'list') return await list(args)
-  if (subcommand === 'update') return await update(args)
-  if (subcommand === 'show') return await show(args)
-  if (subcommand === 'remove') return await remove(args)
-  if (subcommand === 'rotate-secret') return await rotateSecret(args)
+export async function clientsCommand (subcommand: string | undefined, args: string[], io: CommandIO): Promise<void> {
+  if (subcommand === 'add') return await add(args, io)
+  if (subcommand === 'list') return await list(args, io)
+  if (subcommand === 'update') return await update(args, io)
+  if (subcommand === 'show') return await show(args, io)
+  if (subcommand === 'remove') return await remove(args, io)
+  if (subcommand === 'rotate-secret') return await rotateSecret(args, io)
   throw new UsageError(`clients needs add, list, show, update, remove or rotate-secret${subcommand === undefined ? '' : `, not ${subcommand}`}`)
 }

@@ -1,19 +1,20 @@
 import { RegistrationError } from '../../plugin/index.js'
 import { clientsCommand } from './clients.js'
+import { processIO, type CommandIO } from './io.js'
 import { loadCommand } from './load.js'
 import { startCommand } from './start.js'
 import { usersCommand } from './users.js'
 import { OperatorError, UsageError, usage } from './usage.js'
 
-/** Runs one `macgate` command line (the arguments after `macgate`). */
-export async function main (argv: string[]): Promise<void> {
+/** Runs one `macgate` command line (the arguments after `macgate`) with `io`'s environment and streams. */
+export async function main (argv: string[], io: CommandIO = processIO()): Promise<void> {
   const [command, subcommand, ...rest] = argv
-  if (command === 'start') return await startCommand(argv.slice(1))
-  if (command === 'clients') return await clientsCommand(subcommand, rest)
-  if (command === 'users') return await usersCommand(subcommand, rest)
-  if (command === 'load') return await loadCommand(argv.slice(1))
+  if (command === 'start') return await startCommand(argv.slice(1), io)
+  if (command === 'clients') return await clientsCommand(subcommand, rest, io)
+  if (command === 'users') return await usersCommand(subcommand, rest, io)
+  if (command === 'load') return await loadCommand(argv.slice(1), io.env, io)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-    process.stdout.write(usage)
+    io.stdout.write(usage)
     return
   }
   throw new UsageError(`unknown command ${command}`)

@@ -9,6 +9,7 @@ import { logDestination } from '../log-destination.js'
 import { buildGateway } from '../server.js'
 import { sharedStoreName } from '../stores.js'
 import { openCommandStore } from './admin-store.js'
+import type { CommandIO } from './io.js'
 import { OperatorError, parseCommand } from './usage.js'
 import { superviseWorkers, workerCount } from './workers.js'
 import { adminAddress, metricsOf, reportToPrimary, startAdminListener, withProcessMetrics } from './admin-listener.js'
@@ -46,25 +47,30 @@ async function seedDemo (store: Store, origin: string, app: DemoApp): Promise<{ 
   return { demo: { clientId: client.id, clientSecret, redirectUri }, banner }
 }
 
-export async function startCommand (args: string[]): Promise<void> {
+/**
+ * `macgate start`: settings from `env`, the demo's banner on `stdout`. The logs go to the
+ * process's own descriptors (pino writes them there directly), and the workers of `--workers`
+ * inherit the process's environment.
+ */
+export async function startCommand (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values } = parseCommand('start', { args, options: { config: { type: 'string' }, workers: { type: 'string' } } })
-  const workers = values.workers !== undefined ? workerCount(values.workers) : workerCount(process.env.MACGATE_WORKERS, 'MACGATE_WORKERS')
-  const port = portOf(process.env.PORT)
-  const host = process.env.HOST ?? '127.0.0.1'
-  const admin = adminAddress()
-  const config = await loadConfig(values.config).catch((error: unknown) => {
+  const workers = values.workers !== undefined ? workerCount(values.workers) : workerCount(env.MACGATE_WORKERS, 'MACGATE_WORKERS')
+  const port = portOf(env.PORT)
+  const host = env.HOST ?? '127.0.0.1'
+  const admin = adminAddress(env)
+  const config = await loadConfig(values.config, env).catch((error: unknown) => {
     throw new OperatorError((error as Error).message)
   })
   if (workers > 1 && cluster.isPrimary) {
     // Checked once here, before any worker starts: each worker would only repeat the message.
-    if (sharedStoreName() === undefined) {
+    if (sharedStoreName(env) === undefined) {
       throw new OperatorError('--workers needs REDIS_URL or REDIS_CLUSTER_NODES: each worker is a process of its own, and the embedded store lives inside one process')
     }
     // The primary serves the admin listener, with every worker's metrics summed (prom-client's
     // AggregatorRegistry asks each worker over the cluster channel); it starts before any worker.
     if (admin !== undefined) {
-      const store = await openCommandStore()
-      const log = pino({ level: process.env.LOG_LEVEL ?? 'info' }, logDestination(2))
+      const store = await openCommandStore(env)
+      const log = pino({ level: env.LOG_LEVEL ?? 'info' }, logDestination(2))
       // Operator actions are recorded in the primary's log; each worker logs its own requests' events.
       const events = new AuditEvents()
       logAuditEvents(events, log)
@@ -76,7 +82,7 @@ export async function startCommand (args: string[]): Promise<void> {
     }
     return await superviseWorkers(workers)
   }
-  const store = await openCommandStore()
+  const store = await openCommandStore(env)
   // The demo's callback must be a loopback http URI (contract section 1).
   const loopback = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
   const demoApp = store.kind === 'memory' && port !== 0 && ['127.0.0.1', 'localhost', '::1'].includes(loopback)
@@ -89,9 +95,9 @@ export async function startCommand (args: string[]): Promise<void> {
     store,
     // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
     config: seeded === undefined ? config : { ...config, macDebug: true },
-    ...(process.env.MACGATE_SECRET !== undefined && { secret: process.env.MACGATE_SECRET }),
+    ...(env.MACGATE_SECRET !== undefined && { secret: env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
-    logger: { level: process.env.LOG_LEVEL ?? 'info', stream: logDestination() }
+    logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() }
   }).catch(async (error: unknown) => {
     await demoApp?.close()
     throw error
@@ -115,7 +121,7 @@ export async function startCommand (args: string[]): Promise<void> {
       throw error
     })
   }
-  if (seeded !== undefined) process.stdout.write(seeded.banner)
+  if (seeded !== undefined) stdout.write(seeded.banner)
 
   // SIGTERM and SIGINT drain in-flight requests, then close the store.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,6 +1,7 @@
 import { text } from 'node:stream/consumers'
 import { changePassword, createUser, removeUser } from '../../plugin/index.js'
 import { withAdminStore } from './admin-store.js'
+import type { CommandIO } from './io.js'
 import { parseCommand, UsageError } from './usage.js'
 
 /** What `--password` and its kin answer: where the password is read from, and why. */
@@ -10,46 +11,46 @@ function passwordHints (command: string): Record<string, string> {
 }
 
 /** Passwords come only from standard input, never from arguments that `ps` would show. */
-async function passwordFromStdin (command: string, given: boolean | undefined): Promise<string> {
+async function passwordFromStdin (command: string, given: boolean | undefined, stdin: CommandIO['stdin']): Promise<string> {
   if (given !== true) throw new UsageError(`${command} needs --password-stdin (the password on standard input)`)
-  return (await text(process.stdin)).replace(/\r?\n$/, '')
+  return (await text(stdin)).replace(/\r?\n$/, '')
 }
 
-async function add (args: string[]): Promise<void> {
+async function add (args: string[], { env, stdout, stdin }: CommandIO): Promise<void> {
   const { values } = parseCommand('users add', {
     args,
     options: { username: { type: 'string' }, 'password-stdin': { type: 'boolean' }, json: { type: 'boolean' } }
   }, passwordHints('users add'))
   if (values.username === undefined) throw new UsageError('users add needs --username')
-  const password = await passwordFromStdin('users add', values['password-stdin'])
-  await withAdminStore(async (store) => {
+  const password = await passwordFromStdin('users add', values['password-stdin'], stdin)
+  await withAdminStore(env, async (store) => {
     const { userId } = await createUser(store, values.username!, password)
-    process.stdout.write(values.json === true ? `${JSON.stringify({ user_id: userId })}\n` : `user_id: ${userId}\n`)
+    stdout.write(values.json === true ? `${JSON.stringify({ user_id: userId })}\n` : `user_id: ${userId}\n`)
   })
 }
 
-async function passwd (args: string[]): Promise<void> {
+async function passwd (args: string[], { env, stdout, stdin }: CommandIO): Promise<void> {
   const { values } = parseCommand('users passwd', { args, options: { username: { type: 'string' }, 'password-stdin': { type: 'boolean' } } }, passwordHints('users passwd'))
   if (values.username === undefined) throw new UsageError('users passwd needs --username')
-  const password = await passwordFromStdin('users passwd', values['password-stdin'])
-  await withAdminStore(async (store) => {
+  const password = await passwordFromStdin('users passwd', values['password-stdin'], stdin)
+  await withAdminStore(env, async (store) => {
     await changePassword(store, values.username!, password)
-    process.stdout.write(`changed the password of ${values.username!} and ended their sessions\n`)
+    stdout.write(`changed the password of ${values.username!} and ended their sessions\n`)
   })
 }
 
-async function remove (args: string[]): Promise<void> {
+async function remove (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { positionals } = parseCommand('users remove', { args, allowPositionals: true })
   if (positionals.length !== 1) throw new UsageError('users remove needs exactly one username')
-  await withAdminStore(async (store) => {
+  await withAdminStore(env, async (store) => {
     const { grants } = await removeUser(store, positionals[0]!)
-    process.stdout.write(`removed user ${positionals[0]!}, ended their sessions and revoked ${grants} grant${grants === 1 ? '' : 's'}\n`)
+    stdout.write(`removed user ${positionals[0]!}, ended their sessions and revoked ${grants} grant${grants === 1 ? '' : 's'}\n`)
   })
 }
 
-export async function usersCommand (subcommand: string | undefined, args: string[]): Promise<void> {
-  if (subcommand === 'add') return await add(args)
-  if (subcommand === 'passwd') return await passwd(args)
-  if (subcommand === 'remove') return await remove(args)
+export async function usersCommand (subcommand: string | undefined, args: string[], io: CommandIO): Promise<void> {
+  if (subcommand === 'add') return await add(args, io)
+  if (subcommand === 'passwd') return await passwd(args, io)
+  if (subcommand === 'remove') return await remove(args, io)
   throw new UsageError(`users needs add, passwd or remove${subcommand === undefined ? '' : `, not ${subcommand}`}`)
 }

@@ -96,3 +96,13 @@ export async function checkLayout (t: Test, page: Page, { name, dir, primary }: 
 export async function backgrounds (page: Page, ...selectors: string[]): Promise<string[]> {
   return await Promise.all(selectors.map(async (selector) => await page.locator(selector).evaluate((element) => getComputedStyle(element).backgroundColor)))
 }
+
+/**
+ * Fills the sign-in form on `tab` and submits it; resolves once the tab is at a URL that `arrives`
+ * matches (by default: any page but the sign-in form).
+ */
+export async function signIn (tab: Page, username: string, password: string, arrives: RegExp | ((url: URL) => boolean) = (url) => !url.pathname.startsWith('/oauth2/signin')): Promise<void> {
+  await tab.fill('input[name=username]', username)
+  await tab.fill('input[name=password]', password)
+  await Promise.all([tab.waitForURL(arrives), tab.click('button[type=submit]')])
+}

@@ -4,30 +4,24 @@
 // reach the shell, that it exits by itself) stays with the subprocess tests (helpers/cli.ts).
 import { Readable } from 'node:stream'
 import { failure, main } from '../../gateway/commands/main.js'
+import { capture } from './capture.js'
 import type { Run } from './cli.js'
 
 /**
- * Runs `macgate ARGV` with `env` as process.env and `input` on stdin, its stdout captured. One at a
- * time (it swaps process globals): await each before the next. tap writes its own output to the
- * same stdout: no subtest may run meanwhile (make the subtests after the last run, or await them).
+ * Runs `macgate ARGV` with `env` as its environment and `input` on its stdin, its stdout and
+ * stderr captured: main's own IO object, so runs may overlap each other and tap's output.
+ * (`start` still logs to the process's descriptors, as pino writes there directly.)
  */
 export async function runInProcess (argv: string[], env: NodeJS.ProcessEnv, { input = '' } = {}): Promise<Run> {
   const started = Date.now()
-  const saved = { env: process.env, write: process.stdout.write, stdin: Object.getOwnPropertyDescriptor(process, 'stdin')! }
-  let stdout = ''
-  let stderr = ''
+  const streams = capture()
   let code = 0
-  process.env = env
-  process.stdout.write = ((chunk: string | Uint8Array) => { stdout += String(chunk); return true }) as typeof process.stdout.write
-  Object.defineProperty(process, 'stdin', { value: Readable.from([input]), configurable: true, enumerable: true })
   try {
-    await main(argv)
+    await main(argv, { env, stdout: streams.stdout, stderr: streams.stderr, stdin: Readable.from([input]) })
   } catch (error) {
-    ({ stderr, exitCode: code } = failure(error))
-  } finally {
-    process.env = saved.env
-    process.stdout.write = saved.write
-    Object.defineProperty(process, 'stdin', saved.stdin)
+    const failed = failure(error)
+    streams.out.stderr += failed.stderr
+    code = failed.exitCode
   }
-  return { code, stdout, stderr, ms: Date.now() - started, killed: false }
+  return { code, stdout: streams.out.stdout, stderr: streams.out.stderr, ms: Date.now() - started, killed: false }
 }
