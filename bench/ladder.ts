@@ -79,8 +79,12 @@ async function startRungs (stops: Stop[], only?: GatewayStep[]): Promise<Started
     const gateway = started(await startGateway('gateway-ladder', 0, [upstream, redisServer.url, step, log]))
     const logged = step === 'access-log' || step === 'redis-nonces'
     rungs.push({
-      id: `L${index + 2}`, name: STEP_NAMES[step], target: gateway, setupRequest: signed(base(gateway), PATH, gateway.ready),
-      onRedis: step === 'redis-nonces', ...(logged && { logFile: log })
+      id: `L${index + 2}`,
+      name: STEP_NAMES[step],
+      target: gateway,
+      setupRequest: signed(base(gateway), PATH, gateway.ready),
+      onRedis: step === 'redis-nonces',
+      ...(logged && { logFile: log })
     })
   }
   if (only !== undefined) return { redis, rungs, shipped, directory, partial: true }

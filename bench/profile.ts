@@ -37,8 +37,10 @@ function byOwner (profile: Profile): string {
   const totals = new Map<string, number>()
   for (const id of profile.samples) {
     const { url, functionName } = byId.get(id)!.callFrame
-    const owner = url === '' ? `(${functionName.replace(/[()]/g, '') || 'native'})`
-      : url.includes('node_modules/') ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
+    const owner = url === ''
+      ? `(${functionName.replace(/[()]/g, '') || 'native'})`
+      : url.includes('node_modules/')
+        ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
         : url.startsWith('node:') ? 'node internals' : url.replace(/^file:\/\/.*?\/(plugin|gateway|bench)\//, '$1/').replace(/\/[^/]*$/, '/')
     totals.set(owner, (totals.get(owner) ?? 0) + 1)
   }

@@ -131,7 +131,12 @@ function signedBy (gateway: Gateway): NonNullable<Scenario['setupRequest']> {
 function quotaScenario ({ onRedis }: Bench): Scenario {
   const path = '/quota/profile'
   return {
-    id: '4q', name: 'gateway, Redis nonces, route with a quota', target: onRedis, path, setupRequest: signed(base(onRedis), path, onRedis.ready), onRedis: true,
+    id: '4q',
+    name: 'gateway, Redis nonces, route with a quota',
+    target: onRedis,
+    path,
+    setupRequest: signed(base(onRedis), path, onRedis.ready),
+    onRedis: true,
     goals: [valueGoal('a quota costs at most 0.02 of the best-of ratio: 4q ÷ 2 − 4 ÷ 2', '≥', -0.02, (own, results) => (own.bestRatio ?? Number.NaN) - (resultOf(results, '4').bestRatio ?? Number.NaN))]
   }
 }
@@ -161,7 +166,11 @@ export function upstreamAlone (bench: Bench): Scenario {
  */
 function mixScenario ({ mix }: Bench, population: Credentials[]): Scenario {
   return {
-    id: '9', name: `mix: ${population.length} Zipf tokens, LRU ${MIX_LRU}, Redis`, target: mix, setupRequest: zipfSigned(base(mix), PATH, population), onRedis: true,
+    id: '9',
+    name: `mix: ${population.length} Zipf tokens, LRU ${MIX_LRU}, Redis`,
+    target: mix,
+    setupRequest: zipfSigned(base(mix), PATH, population),
+    onRedis: true,
     cache: async () => await mix.cache(),
     goals: [ratioGoal('realistic token mix', 0.80)]
   }
@@ -170,7 +179,11 @@ function mixScenario ({ mix }: Bench, population: Credentials[]): Scenario {
 /** 10: the gateway as `macgate start` builds it, default log level, logging to a file, Redis nonces. */
 export function shippedScenario ({ shipped, shippedLog }: Pick<Bench, 'shipped' | 'shippedLog'>): Scenario {
   return {
-    id: '10', name: 'shipped: as macgate start, info log to a file', target: shipped, setupRequest: signedBy(shipped), onRedis: true,
+    id: '10',
+    name: 'shipped: as macgate start, info log to a file',
+    target: shipped,
+    setupRequest: signedBy(shipped),
+    onRedis: true,
     logFile: shippedLog,
     goals: [
       ratioGoal('the gateway as shipped', 0.85),
@@ -182,7 +195,10 @@ export function shippedScenario ({ shipped, shippedLog }: Pick<Bench, 'shipped' 
 /** 11: Redis nonces and token reads on a 3-master Redis Cluster, one script call per slot and turn. */
 function clusterScenario ({ cluster }: Bench): Scenario {
   return {
-    id: '11', name: 'gateway, Redis nonces on a 3-master cluster', target: cluster, setupRequest: signedBy(cluster),
+    id: '11',
+    name: 'gateway, Redis nonces on a 3-master cluster',
+    target: cluster,
+    setupRequest: signedBy(cluster),
     goals: [ratioGoal('Redis nonces on a Redis Cluster', 0.85)]
   }
 }
@@ -202,11 +218,19 @@ export function throughputScenarios (bench: Bench, population: Credentials[]): S
     quotaScenario(bench),
     { id: '5', name: 'gateway, no LRU (cold path)', target: cold, setupRequest: signedBy(cold), onRedis: true, goals: [ratioGoal('cold path', 0.70)] },
     {
-      id: '6a', name: 'rejection: bad MAC, valid token', target: onRedis, setupRequest: badMac(base(onRedis), PATH, onRedis.ready), onRedis: true,
+      id: '6a',
+      name: 'rejection: bad MAC, valid token',
+      target: onRedis,
+      setupRequest: badMac(base(onRedis), PATH, onRedis.ready),
+      onRedis: true,
       goals: [cheaperThanSuccess('bad-MAC rejection CPU ÷ success CPU')]
     },
     {
-      id: '6b', name: 'rejection: random unknown tokens', target: onRedis, setupRequest: unknownTokens(base(onRedis), PATH), onRedis: true,
+      id: '6b',
+      name: 'rejection: random unknown tokens',
+      target: onRedis,
+      setupRequest: unknownTokens(base(onRedis), PATH),
+      onRedis: true,
       goals: [
         cheaperThanSuccess('unknown-token rejection CPU ÷ success CPU'),
         valueGoal('Redis calls per unknown-token request', '<', 1, (own) => own.redisPerRequest ?? Number.NaN)
@@ -222,7 +246,11 @@ export function throughputScenarios (bench: Bench, population: Credentials[]): S
 export async function codeExchangeScenario ({ onRedis }: Bench): Promise<Scenario> {
   const codes = await onRedis.codes(CODE_COUNT)
   return {
-    id: '7', name: 'token endpoint: code exchanges (Redis)', target: onRedis, path: '/oauth2/token', setupRequest: codeExchanges(onRedis.ready, codes),
+    id: '7',
+    name: 'token endpoint: code exchanges (Redis)',
+    target: onRedis,
+    path: '/oauth2/token',
+    setupRequest: codeExchanges(onRedis.ready, codes),
     goals: [valueGoal('code exchanges per second (Redis)', '≥', 3000, (own) => own.rps)]
   }
 }
@@ -247,7 +275,10 @@ export function fixedRateScenarios (bench: Bench, rate: number): Scenario[] {
   return [
     { id: '8a', name: `plain proxy ${load}`, target: proxy, setupRequest: signedFor(proxy, bench.memory) },
     {
-      id: '8b', name: `gateway (Redis nonces) ${load}`, target: onRedis, setupRequest: signedBy(onRedis),
+      id: '8b',
+      name: `gateway (Redis nonces) ${load}`,
+      target: onRedis,
+      setupRequest: signedBy(onRedis),
       goals: [valueGoal('p99 added at half the baseline rate, least of the rounds, ms', '<', 1, (own, results) => own.bestP99 - resultOf(results, '8a').bestP99)]
     }
   ]

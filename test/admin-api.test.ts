@@ -67,8 +67,6 @@ function recorder (app: FastifyInstance): AuditEvent[] {
   return events
 }
 
-
-
 async function profile (app: FastifyInstance, tokens: Tokens) {
   const response = await signedInject(app, { url: '/user/profile', token: tokens.access_token, macKey: tokens.mac_key })
   return { status: response.statusCode, body: JSON.parse(response.body) as unknown }
@@ -96,8 +94,16 @@ t.test('clients: list, register, rotate the secret, remove; and their refusals',
   const created = await call(admin, 'POST', '/admin/clients', { name: 'Photo Printer', redirect_uris: [REDIRECT_URI], scope: '1 3' })
   t.equal(created.status, 201, 'registered: 201')
   t.match(created.body, {
-    client_id: /^\d+$/, name: 'Photo Printer', redirect_uris: [REDIRECT_URI], scope: '1 3', response_types: ['code', 'token'],
-    require_pkce: false, resource_server: false, mac_algorithm: 'HmacSha1', created_at: ISO, client_secret: /^[A-Za-z0-9_-]{40,}$/
+    client_id: /^\d+$/,
+    name: 'Photo Printer',
+    redirect_uris: [REDIRECT_URI],
+    scope: '1 3',
+    response_types: ['code', 'token'],
+    require_pkce: false,
+    resource_server: false,
+    mac_algorithm: 'HmacSha1',
+    created_at: ISO,
+    client_secret: /^[A-Za-z0-9_-]{40,}$/
   })
   const client = { clientId: created.body.client_id as string, clientSecret: created.body.client_secret as string }
   t.notOk(JSON.stringify(created.body).includes('secretHash') || JSON.stringify(created.body).includes('secret_hash'), 'no hash in the answer')

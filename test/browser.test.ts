@@ -31,8 +31,11 @@ async function startClientApp (t: Test, gateway: () => { origin: string, clientI
     if (error !== null) return send(200, page('Denied', `<h1 id="result">authorization failed</h1><p id="error">${escape(error)}</p>`))
     const { origin, clientId, clientSecret } = gateway()
     const query = new URLSearchParams({
-      client_id: clientId, client_secret: clientSecret, redirect_uri: `${url.origin}/callback`,
-      grant_type: 'authorization_code', code: url.searchParams.get('code') ?? ''
+      client_id: clientId,
+      client_secret: clientSecret,
+      redirect_uri: `${url.origin}/callback`,
+      grant_type: 'authorization_code',
+      code: url.searchParams.get('code') ?? ''
     })
     fetch(`${origin}/oauth2/token?${query}`).then(async (answer) => {
       const raw = await answer.text()

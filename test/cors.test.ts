@@ -152,8 +152,12 @@ t.test('"cors": false: no CORS header anywhere, OPTIONS as before', async (t) =>
 async function publicCode (app: FastifyInstance, clientId: string) {
   const verifier = randomBytes(32).toString('base64url')
   const location = await authorizeAndAllow(new InjectBrowser(app), await addUser(app.macgate.store), {
-    client_id: clientId, redirect_uri: SPA_REDIRECT_URI, response_type: 'code', scope: '1',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256'
+    client_id: clientId,
+    redirect_uri: SPA_REDIRECT_URI,
+    response_type: 'code',
+    scope: '1',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256'
   })
   return { grant_type: 'authorization_code', client_id: clientId, redirect_uri: SPA_REDIRECT_URI, code: location.searchParams.get('code')!, code_verifier: verifier }
 }

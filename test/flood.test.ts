@@ -7,7 +7,6 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
 import { addClient, addUser, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.js'
 
-
 type Pairs = Array<[string, string]> // names and values, already percent-encoded (or deliberately not)
 interface Flood { method: string, path: string, headers: Record<string, string>, body?: string, remoteAddress: string, label: string }
 

@@ -58,6 +58,7 @@ t.test('a master killed under signed load: 503s while its slots move, then recov
   const calls: Call[] = []
   let running = true
   const loop = async (worker: number): Promise<void> => {
+    // eslint-disable-next-line no-unmodified-loop-condition -- the test clears `running` while the loops await
     for (let i = worker; running; i++) {
       const token = i % tokens.length
       const gateway = i % 2 === 0 ? a : b

@@ -8,7 +8,6 @@ import { spawnSource } from './helpers/source.js'
 import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config.js'
 import { awayFromMinuteEdge, buildTestGateway, liveToken, nonceAt, openApiError, signedInject } from './helpers/gateway.js'
 
-
 const DEFAULTS = {
   routes: [
     { path: '/user/profile', methods: ['GET'], scopes: ['1'], match: 'all' },

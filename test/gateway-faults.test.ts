@@ -122,7 +122,9 @@ class HttpBrowser {
     const headers: Record<string, string> = { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') }
     if (form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded'
     const response = await fetch(new URL(path, this.origin), {
-      method: form === undefined ? 'GET' : 'POST', headers, redirect: 'manual',
+      method: form === undefined ? 'GET' : 'POST',
+      headers,
+      redirect: 'manual',
       ...(form !== undefined && { body: new URLSearchParams({ _csrf: this.csrf, ...form }).toString() })
     })
     for (const cookie of response.headers.getSetCookie()) {

@@ -85,7 +85,10 @@ t.test('a client requiring PKCE gets the code grant only', async (t) => {
   const implicit = authorizeUrl({ client_id: pkce.clientId, redirect_uri: REDIRECT_URI, response_type: 'token', scope: '1', state: 's' })
   const refusedBy = (location: unknown): void => {
     t.notMatch(String(location), /#|access_token/, 'no fragment, no token')
-    if (typeof location !== 'string' || !URL.canParse(location)) return void t.fail(`a redirect to the client, not ${String(location)}`)
+    if (typeof location !== 'string' || !URL.canParse(location)) {
+      t.fail(`a redirect to the client, not ${String(location)}`)
+      return
+    }
     const url = new URL(location)
     t.equal(`${url.origin}${url.pathname}`, REDIRECT_URI)
     t.equal(url.searchParams.get('error'), '96005')
@@ -266,7 +269,9 @@ t.test('a throttled token request from a public client\'s page can read the wait
   const unknown = { clientId: '1234567890123456789', clientSecret: 'x' }
   assertTokenError(t, await tokenFrom(app, codeParams(unknown, 'c'), '10.3.3.3'), 96001, 401)
   const response = await app.inject({
-    method: 'POST', url: '/oauth2/token', remoteAddress: '10.3.3.3',
+    method: 'POST',
+    url: '/oauth2/token',
+    remoteAddress: '10.3.3.3',
     payload: new URLSearchParams({ grant_type: 'authorization_code', client_id: spa.clientId, redirect_uri: SPA_REDIRECT_URI, code: 'c', code_verifier: 'v'.repeat(43) }).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin: SPA_ORIGIN }
   })

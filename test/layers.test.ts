@@ -1,230 +1,137 @@
-// Layers, bottom to top: plugin/core < plugin/observe < plugin/store < plugin/config < plugin/mac < plugin/client,
-// plugin/account < plugin/oauth (with subfolders) < files directly in plugin/ < gateway < bench. Imports may only go
-// down or sideways (client and account never import each other); gateway and bench reach the plugin
-// only through its package entries. Check with: npx tap test/layers.test.ts
-import { readdirSync, readFileSync } from 'node:fs'
-import { posix } from 'node:path'
-import { fileURLToPath } from 'node:url'
+// The layer rules live in .dependency-cruiser.mjs and run as `npm run layers` (part of `npm run
+// lint`). Here: the real tree passes them, and a copy of it with planted imports that climb shows each
+// rule failing: up a plugin layer (static, multi-line, type-only, dynamic, side-effect and re-export
+// imports alike), between folders that share a layer, past the package entries, plugin below gateway
+// below bench, and a plugin folder that has no layer. Check with: npx tap test/layers.test.ts
+import { execFile } from 'node:child_process'
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import t from 'tap'
+import { ROOT } from './helpers/source.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
+t.setTimeout(120_000)
+
+const CONFIG = join(ROOT, '.dependency-cruiser.mjs')
+const CLI = join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs')
 const SOURCE_DIRS = ['plugin', 'gateway', 'bench']
 
-// Rank of each plugin folder; '' is the files directly in plugin/.
-const RANKS = new Map<string, number>([
-  ['core', 0],
-  ['observe', 1],
-  ['store', 2],
-  ['config', 3],
-  ['mac', 4],
-  ['client', 5],
-  ['account', 5],
-  ['oauth', 6],
-  ['', 7]
-])
-
-// What package.json exports: the only plugin and gateway files the layers above may import.
-const PLUGIN_ENTRIES = new Set(['plugin/index.ts', 'plugin/client/index.ts'])
-const GATEWAY_ENTRY = 'gateway/server.ts'
-
-type Place =
-  | { zone: 'plugin', folder: string, rank: number | undefined }
-  | { zone: 'gateway' | 'bench' }
-  | { zone: 'outside' }
-
-// Statements are anchored at a line start so that text in strings and comments mostly stays out;
-// the clause before `from` may only hold names, commas, `*` and `{ ... }`, so it spans lines.
-const FROM_IMPORT = /^[ \t]*(?:import|export)\s(?:[\w$\s,*]|\{[^}]*\})*?\bfrom\s*(['"])([^'"\n]+)\1/gm
-const BARE_IMPORT = /^[ \t]*import\s*(['"])([^'"\n]+)\1/gm
-const DYNAMIC_IMPORT = /\bimport\s*\(\s*(['"])([^'"\n]+)\1/g
-
-function specifiers (source: string): string[] {
-  const found: string[] = []
-  for (const pattern of [FROM_IMPORT, BARE_IMPORT, DYNAMIC_IMPORT]) {
-    for (const match of source.matchAll(pattern)) {
-      if (match[2] !== undefined) found.push(match[2])
-    }
+interface Result {
+  summary: {
+    totalCruised: number
+    error: number
+    violations: Array<{ from: string, to: string, rule: { name: string } }>
   }
-  return found
 }
 
-// A relative specifier as a repo-relative path to the .ts source (NodeNext imports name the .js).
-function resolve (from: string, specifier: string): string {
-  const target = posix.normalize(posix.join(posix.dirname(from), specifier))
-  return target.endsWith('.js') ? target.slice(0, -3) + '.ts' : target
+async function run (cwd: string, outputType: 'err' | 'json'): Promise<{ code: number, stdout: string }> {
+  const args = [CLI, '--config', CONFIG, '--output-type', outputType, ...SOURCE_DIRS]
+  return await new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
+      if (error !== null && typeof error.code !== 'number') reject(error)
+      else resolve({ code: error === null ? 0 : Number(error.code), stdout })
+    })
+  })
 }
 
-function placeOf (file: string): Place {
-  const [top, ...rest] = file.split('/')
-  if (top === 'gateway' || top === 'bench') return { zone: top }
-  if (top !== 'plugin') return { zone: 'outside' }
-  const folder = rest.length > 1 ? rest[0] ?? '' : ''
-  return { zone: 'plugin', folder, rank: RANKS.get(folder) }
+/** Each violation as 'from -> to (rule)', sorted. */
+function listed ({ violations }: Result['summary']): string[] {
+  return violations.map(({ from, to, rule }) => `${from} -> ${to} (${rule.name})`).sort()
 }
 
-function layerName (folder: string): string {
-  return folder === '' ? 'plugin root' : folder
+/**
+ * Runs the layer check in `cwd` twice at once: as `npm run layers` does (its exit code, the number of
+ * errors) and as JSON, whose violations are listed as 'from -> to (rule)'.
+ */
+async function cruise (cwd: string): Promise<{ code: number, errors: number, violations: string[] }> {
+  const [{ code }, json] = await Promise.all([run(cwd, 'err'), run(cwd, 'json')])
+  const { summary } = JSON.parse(json.stdout) as Result
+  return { code, errors: summary.error, violations: listed(summary) }
 }
-
-// Why an edge within the plugin breaks the layering, or undefined if it does not.
-function pluginEdgeProblem (from: { folder: string, rank: number }, to: Place): string | undefined {
-  if (to.zone === 'gateway' || to.zone === 'bench') return `plugin imports ${to.zone}`
-  if (to.zone !== 'plugin') return undefined
-  if (to.rank === undefined) return `folder plugin/${to.folder}/ has no layer`
-  if (to.rank > from.rank) return `${layerName(from.folder)} imports ${layerName(to.folder)}`
-  if (to.rank === from.rank && from.rank === RANKS.get('client') && to.folder !== from.folder) {
-    return `${from.folder} imports ${to.folder}`
-  }
-  return undefined
-}
-
-// Why an edge from gateway or bench breaks the layering, or undefined if it does not.
-function appEdgeProblem (zone: 'gateway' | 'bench', target: string, to: Place): string | undefined {
-  if (to.zone === 'plugin' && !PLUGIN_ENTRIES.has(target)) {
-    return `${zone} imports plugin internals; use plugin/index.ts or plugin/client/index.ts`
-  }
-  if (zone === 'gateway' && to.zone === 'bench') return 'gateway imports bench'
-  if (zone === 'bench' && to.zone === 'gateway' && target !== GATEWAY_ENTRY) {
-    return `bench imports gateway internals; use ${GATEWAY_ENTRY}`
-  }
-  return undefined
-}
-
-function edgeProblem (from: Place, target: string): string | undefined {
-  const to = placeOf(target)
-  if (from.zone === 'plugin') {
-    return from.rank === undefined ? undefined : pluginEdgeProblem({ folder: from.folder, rank: from.rank }, to)
-  }
-  if (from.zone === 'gateway' || from.zone === 'bench') return appEdgeProblem(from.zone, target, to)
-  return undefined
-}
-
-// Every import that climbs a layer, as 'from -> to (why)', plus plugin files in a folder with no layer.
-function upwardEdges (files: Map<string, string>): string[] {
-  const violations: string[] = []
-  for (const [file, source] of files) {
-    const from = placeOf(file)
-    if (from.zone === 'plugin' && from.rank === undefined) {
-      violations.push(`${file} (folder plugin/${from.folder}/ has no layer; give it a rank in test/layers.test.ts)`)
-    }
-    for (const specifier of specifiers(source)) {
-      if (!specifier.startsWith('.')) continue
-      const target = resolve(file, specifier)
-      const problem = edgeProblem(from, target)
-      if (problem !== undefined) violations.push(`${file} -> ${target} (${problem})`)
-    }
-  }
-  return violations
-}
-
-function readSources (): Map<string, string> {
-  const files = new Map<string, string>()
-  for (const dir of SOURCE_DIRS) {
-    const names = readdirSync(posix.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-    for (const name of names.filter((n) => n.endsWith('.ts')).sort()) {
-      const file = posix.join(dir, name.split('\\').join('/'))
-      files.set(file, readFileSync(posix.join(ROOT, file), 'utf8'))
-    }
-  }
-  return files
-}
-
-function check (files: Record<string, string>): string[] {
-  return upwardEdges(new Map(Object.entries(files)))
-}
-
-t.test('the checker reports an upward edge', async (t) => {
-  t.same(check({ 'plugin/store/token-cache.ts': "import { x } from '../oauth/tokens.js'\n" }), [
-    'plugin/store/token-cache.ts -> plugin/oauth/tokens.ts (store imports oauth)'
-  ])
-  t.same(check({ 'plugin/core/errors.ts': "import { y } from '../index.js'\n" }), [
-    'plugin/core/errors.ts -> plugin/index.ts (core imports plugin root)'
-  ])
-})
-
-t.test('the checker passes same-layer and downward edges', async (t) => {
-  t.same(check({
-    'plugin/oauth/grants/code.ts': "import { a } from '../issue-tokens.js'\nimport type { S } from '../../store/store.js'\n",
-    'plugin/client/sign.ts': "import { b } from './token-response.js'\nimport { c } from '../core/errors.js'\n",
-    'plugin/index.ts': "export { d } from './options.js'\nimport { e } from './oauth/token-endpoint.js'\n",
-    'gateway/cli.ts': "import { f } from './server.js'\nimport { g } from '../plugin/index.js'\nimport fastify from 'fastify'\n",
-    'bench/run.ts': "import { h } from '../gateway/server.js'\nimport { i } from '../plugin/client/index.js'\n"
-  }), [])
-})
-
-t.test('the checker lets gateway import only the plugin package entries', async (t) => {
-  t.same(check({ 'gateway/server.ts': "import { macAuthHook } from '../plugin/mac/hook.js'\n" }), [
-    'gateway/server.ts -> plugin/mac/hook.ts (gateway imports plugin internals; use plugin/index.ts or plugin/client/index.ts)'
-  ])
-  t.same(check({ 'gateway/server.ts': "import macgate from '../plugin/index.js'\n" }), [])
-})
-
-t.test('the checker sees a multi-line import', async (t) => {
-  const source = [
-    'import {',
-    '  issueTokens,',
-    '  type LiveTokens',
-    "} from '../oauth/issue-tokens.js'",
-    ''
-  ].join('\n')
-  t.same(check({ 'plugin/mac/verify.ts': source }), [
-    'plugin/mac/verify.ts -> plugin/oauth/issue-tokens.ts (mac imports oauth)'
-  ])
-})
-
-t.test('the checker sees dynamic, side-effect and re-export imports', async (t) => {
-  t.same(check({ 'plugin/store/redis.ts': "const m = await import('../mac/hook.js')\n" }), [
-    'plugin/store/redis.ts -> plugin/mac/hook.ts (store imports mac)'
-  ])
-  t.same(check({ 'plugin/store/redis.ts': "import '../oauth/grants/code.js'\nexport * from '../account/session.js'\n" }), [
-    'plugin/store/redis.ts -> plugin/account/session.ts (store imports account)',
-    'plugin/store/redis.ts -> plugin/oauth/grants/code.ts (store imports oauth)'
-  ], 'both edges are reported')
-})
-
-t.test('the checker lets bench import only gateway/server.ts', async (t) => {
-  t.same(check({ 'bench/target.ts': "import { proxy } from '../gateway/proxy.js'\n" }), [
-    'bench/target.ts -> gateway/proxy.ts (bench imports gateway internals; use gateway/server.ts)'
-  ])
-})
-
-t.test('the checker keeps plugin below gateway, and gateway below bench', async (t) => {
-  t.same(check({
-    'plugin/options.ts': "import { c } from '../gateway/config.js'\n",
-    'gateway/stores.ts': "import { p } from '../bench/paths.js'\n"
-  }), [
-    'plugin/options.ts -> gateway/config.ts (plugin imports gateway)',
-    'gateway/stores.ts -> bench/paths.ts (gateway imports bench)'
-  ])
-})
-
-t.test('the checker keeps client and account apart', async (t) => {
-  t.same(check({
-    'plugin/client/sign.ts': "import { s } from '../account/session.js'\n",
-    'plugin/account/signin.ts': "import { sign } from '../client/sign.js'\n"
-  }), [
-    'plugin/client/sign.ts -> plugin/account/session.ts (client imports account)',
-    'plugin/account/signin.ts -> plugin/client/sign.ts (account imports client)'
-  ])
-})
-
-t.test('the checker reports a plugin folder with no layer', async (t) => {
-  t.same(check({ 'plugin/misc/util.ts': "import { e } from '../core/errors.js'\n" }), [
-    'plugin/misc/util.ts (folder plugin/misc/ has no layer; give it a rank in test/layers.test.ts)'
-  ])
-})
-
-t.test('the checker ignores imports in template strings and comments that start mid-line', async (t) => {
-  const source = "const page = `<script> import x from '../oauth/token.js' </script>`\n// import y from '../oauth/token.js'\n"
-  t.same(check({ 'plugin/core/html.ts': source }), [])
-})
 
 t.test('no source file imports a layer above it', async (t) => {
-  const files = readSources()
-  t.ok(files.size >= 30, `read ${files.size} source files under ${SOURCE_DIRS.join(', ')}`)
-  t.same(upwardEdges(files), [], [
-    'an import climbs a layer (order at the top of test/layers.test.ts):',
+  // JSON alone here: `npm run layers` (in `npm run lint`) is the same check with its exit code.
+  const { stdout } = await run(ROOT, 'json')
+  const { summary } = JSON.parse(stdout) as Result
+  t.ok(summary.totalCruised >= 30, `cruised ${summary.totalCruised} modules under ${SOURCE_DIRS.join(', ')}`)
+  t.same(listed(summary), [], [
+    'an import climbs a layer (order in .dependency-cruiser.mjs):',
     'move the shared code down into the lower layer (plugin/core/ for leaf helpers),',
     'or from gateway/bench import only plugin/index.ts, plugin/client/index.ts or gateway/server.ts'
   ].join(' '))
+  t.equal(summary.error, 0, 'the check passes')
+})
+
+/** Files planted in a copy of the tree: targets to import, then importers that break (or keep) the rules. */
+const PLANTED: Record<string, string> = {
+  'plugin/planted.ts': 'export const x = 1\n',
+  'plugin/core/planted.ts': 'export const x = 1\n',
+  'plugin/observe/planted.ts': 'export const x = 1\n',
+  'plugin/store/planted.ts': 'export const x = 1\n',
+  'plugin/mac/planted.ts': 'export const x = 1\n',
+  'plugin/client/planted.ts': 'export const x = 1\n',
+  'plugin/account/planted.ts': 'export const x = 1\n',
+  'plugin/oauth/planted.ts': 'export const x = 1\nexport type T = number\n',
+  'gateway/planted.ts': 'export const x = 1\n',
+  'bench/planted.ts': 'export const x = 1\n',
+
+  'plugin/store/climbs.ts': "import { x } from '../oauth/planted.js'\nexport const y = x\n",
+  'plugin/core/climbs.ts': "import { x } from '../planted.js'\nexport const y = x\n",
+  'plugin/core/into-observe.ts': "export { x } from '../observe/planted.js'\n",
+  'plugin/observe/climbs.ts': "export { x } from '../store/planted.js'\n",
+  'plugin/mac/multi-line.ts': "import {\n  x,\n  type T\n} from '../oauth/planted.js'\nexport const y: T = x\n",
+  'plugin/store/type-only.ts': "import type { T } from '../oauth/planted.js'\nexport const y: T = 1\n",
+  'plugin/store/dynamic.ts': "export const m = await import('../mac/planted.js')\n",
+  'plugin/store/side-effect.ts': "import '../oauth/planted.js'\nexport * from '../account/planted.js'\n",
+  'plugin/client/apart.ts': "export { x } from '../account/planted.js'\n",
+  'plugin/account/apart.ts': "export { x } from '../client/planted.js'\n",
+  'plugin/up-to-gateway.ts': "export { x } from '../gateway/planted.js'\n",
+  'plugin/misc/util.ts': "export { x } from '../core/planted.js'\n",
+  'plugin/core/into-misc.ts': "export { x } from '../misc/util.js'\n",
+  'gateway/internals.ts': "export { x } from '../plugin/mac/planted.js'\n",
+  'gateway/up-to-bench.ts': "export { x } from '../bench/planted.js'\n",
+  'bench/internals.ts': "export { x } from '../gateway/planted.js'\n",
+
+  // Same-layer and downward imports, the package entries, and text that only looks like an import.
+  'plugin/oauth/down.ts': "export { x } from '../store/planted.js'\nexport { x as z } from '../client/planted.js'\n",
+  'plugin/down.ts': "export { x } from './oauth/planted.js'\n",
+  'plugin/client/same-folder.ts': "export { x } from './planted.js'\n",
+  'gateway/entries.ts': "export * from '../plugin/index.js'\nexport * as client from '../plugin/client/index.js'\n",
+  'bench/entries.ts': "export * from '../gateway/server.js'\n",
+  'plugin/core/text.ts': "export const page = `<script> import x from '../oauth/planted.js' </script>`\n// import y from '../oauth/planted.js'\n"
+}
+
+t.test('a copy of the tree with planted upward imports fails the check, one violation each', async (t) => {
+  const copy = await mkdtemp(join(tmpdir(), 'macgate-layers-'))
+  t.teardown(async () => await rm(copy, { recursive: true, force: true }))
+  for (const entry of [...SOURCE_DIRS, 'tsconfig.json', 'tsconfig.check.json']) {
+    await cp(join(ROOT, entry), join(copy, entry), { recursive: true })
+  }
+  for (const [file, source] of Object.entries(PLANTED)) {
+    await mkdir(dirname(join(copy, file)), { recursive: true })
+    await writeFile(join(copy, file), source)
+  }
+
+  const { code, errors, violations } = await cruise(copy)
+  t.same(violations, [
+    'bench/internals.ts -> gateway/planted.ts (bench-imports-gateway-internals)',
+    'gateway/internals.ts -> plugin/mac/planted.ts (app-imports-plugin-internals)',
+    'gateway/up-to-bench.ts -> bench/planted.ts (gateway-imports-bench)',
+    'plugin/account/apart.ts -> plugin/client/planted.ts (account-imports-sibling)',
+    'plugin/client/apart.ts -> plugin/account/planted.ts (client-imports-sibling)',
+    'plugin/core/climbs.ts -> plugin/planted.ts (core-imports-up)',
+    'plugin/core/into-misc.ts -> plugin/misc/util.ts (folder-without-layer)',
+    'plugin/core/into-observe.ts -> plugin/observe/planted.ts (core-imports-up)',
+    'plugin/mac/multi-line.ts -> plugin/oauth/planted.ts (mac-imports-up)',
+    'plugin/misc/util.ts -> plugin/core/planted.ts (folder-without-layer-imports)',
+    'plugin/observe/climbs.ts -> plugin/store/planted.ts (observe-imports-up)',
+    'plugin/store/climbs.ts -> plugin/oauth/planted.ts (store-imports-up)',
+    'plugin/store/dynamic.ts -> plugin/mac/planted.ts (store-imports-up)',
+    'plugin/store/side-effect.ts -> plugin/account/planted.ts (store-imports-up)',
+    'plugin/store/side-effect.ts -> plugin/oauth/planted.ts (store-imports-up)',
+    'plugin/store/type-only.ts -> plugin/oauth/planted.ts (store-imports-up)',
+    'plugin/up-to-gateway.ts -> gateway/planted.ts (plugin-imports-app)'
+  ], 'each planted climb, and nothing else')
+  t.equal(errors, 17, 'every violation is an error')
+  t.equal(code, 17, 'the check fails, its exit code the number of errors')
 })

@@ -164,6 +164,7 @@ t.test('macgate load against a gateway', async (t) => {
   t.test('under a terminal, a live progress line', async (t) => {
     const { code, output } = await runUnderTty('gateway/cli.ts', ['load', '--url', `${url}/echo/tty`, '--duration', '2s', '--rate', '100', '--connections', '2'], tokenEnv(token))
     t.equal(code, 0, 'exit 0')
+    // eslint-disable-next-line no-control-regex -- the terminal's escape sequence is what is tested
     t.match(output, /\r\x1b\[2K1s {2}\d+ req {2}\d+ req\/s {2}p50 [\d.]+ ms {2}p99 [\d.]+ ms {2}non-2xx 0/, 'the line, redrawn in place')
     t.match(output, /\| requests \| seconds \|/, 'then the table')
   })

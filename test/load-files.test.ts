@@ -60,7 +60,7 @@ t.test('credentials as CSV, with and without the header', async (t) => {
 t.test('malformed credentials: the file, the line number, never the line', async (t) => {
   await refused(t, readCredentials, `a1,k1\n\na2,${SECRET},HmacSha1,extra\n`, 'FILE line 3: expected access_token,mac_key[,mac_algorithm] (CSV) or a JSON object, found 4 fields')
   await refused(t, readCredentials, `a1,k1\n${SECRET}\n`, 'FILE line 2: expected access_token,mac_key[,mac_algorithm] (CSV) or a JSON object, found 1 field')
-  await refused(t, readCredentials, `a1,k1\na2,,HmacSha1\n`, 'FILE line 2: expected access_token,mac_key[,mac_algorithm] (CSV) or a JSON object, found 3 fields')
+  await refused(t, readCredentials, 'a1,k1\na2,,HmacSha1\n', 'FILE line 2: expected access_token,mac_key[,mac_algorithm] (CSV) or a JSON object, found 3 fields')
   await refused(t, readCredentials, '# tokens\naccess_token,mac_key\n\n', 'the credentials file FILE has a header and no tokens')
   await refused(t, readCredentials, '# only a comment\n\n  \n', 'the credentials file FILE is empty')
   await refused(t, readCredentials, '', 'the credentials file FILE is empty')
@@ -72,7 +72,7 @@ t.test('malformed credentials: the file, the line number, never the line', async
   await refused(t, readCredentials, `${first}\n"${SECRET}"\n`, 'FILE line 2: not a JSON object')
   await refused(t, readCredentials, `${first}\n{"access_token":"a2"}\n`, 'FILE line 2: mac_key is missing or not a string')
   await refused(t, readCredentials, `${first}\n{"access_token":"","mac_key":"k"}\n`, 'FILE line 2: access_token is missing or not a string')
-  await refused(t, readCredentials, `{"access_token":7,"mac_key":"k"}\n`, 'FILE line 1: access_token is missing or not a string')
+  await refused(t, readCredentials, '{"access_token":7,"mac_key":"k"}\n', 'FILE line 1: access_token is missing or not a string')
   await refused(t, readCredentials, `${first}\n\n{"access_token":"a","mac_key":"${SECRET}","mac_algorithm":256}\n`, 'FILE line 3: mac_algorithm is missing or not a string')
 
   const missing = join(directory, 'no-such-file')

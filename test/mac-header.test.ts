@@ -112,7 +112,7 @@ t.test('length limit', async (t) => {
   const fill = (total: number): string => base.replace('""', `"${'a'.repeat(total - base.length)}"`)
   t.equal(fill(MAX_HEADER_LENGTH).length, 4096)
   t.equal(parseMacHeader(fill(MAX_HEADER_LENGTH)).accessToken.length, 4096 - base.length, 'exactly 4096 is accepted')
-  rejects(t, fill(MAX_HEADER_LENGTH + 1), /longer than 4096 characters/, "4097 characters")
+  rejects(t, fill(MAX_HEADER_LENGTH + 1), /longer than 4096 characters/, '4097 characters')
 })
 
 t.test('adversarial input stays fast', async (t) => {

@@ -1,12 +1,16 @@
 // What `npm pack` ships: the build output users need (dist/plugin, dist/gateway), the README, and
-// whatever `bin`, `exports` and `types` point at; never the tests, CI scripts, bench results or the
-// compiled bench. Scripts are skipped (`--ignore-scripts`): `prepare` would run the whole build.
+// whatever `bin`, `exports` and `types` point at; never the tests, CI scripts, bench results, the
+// compiled bench, the TypeScript sources or their source maps, nor anything that looks like a
+// secret. Scripts are skipped (`--ignore-scripts`): `prepare` would run the whole build.
+// `engines` is what the production dependencies allow; macgate/gateway does not load autocannon.
+// publint and attw check the packed package itself: `npm run check:package`, run by CI.
 import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import semver from 'semver'
 import t from 'tap'
-import { ROOT } from './helpers/source.js'
+import { ROOT, spawnSource } from './helpers/source.js'
 
 t.setTimeout(120_000)
 
@@ -34,7 +38,7 @@ const targets = [
   ...Object.values(manifest.exports).flatMap(({ types, default: code, browser }) => [types, code, ...(browser === undefined ? [] : [browser.types, browser.default])])
 ].map(strip)
 
-t.test('package.json: types beside every entry point, an honest engines range', async (t) => {
+t.test('package.json: types beside every entry point, publishable', async (t) => {
   for (const [entry, { browser, ...conditions }] of Object.entries(manifest.exports)) {
     // A browser build comes first (conditions are read in order), with types and code of its own.
     t.same(Object.keys(manifest.exports[entry]!), [...(browser === undefined ? [] : ['browser']), 'types', 'default'], `${entry}: types first, as TypeScript reads conditions in order`)
@@ -54,9 +58,26 @@ t.test('package.json: types beside every entry point, an honest engines range', 
   }, 'the subpaths for node10 resolution')
   const tsconfig = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { declaration?: boolean, outDir: string } }
   t.equal(tsconfig.compilerOptions.declaration, true, 'the build emits the declarations the types point at')
-  t.equal(manifest.engines.node, '^20.19.0 || >=22.12.0', 'Node 20 from 20.19 (require of ES modules), 22 from 22.12')
-  const [major, minor] = process.versions.node.split('.').map(Number) as [number, number]
-  t.ok((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major > 22, `this Node (${process.versions.node}) is in the range`)
+  t.notOk('private' in manifest, 'not private: npm publish is allowed')
+})
+
+t.test('engines: what every production dependency allows, and the LTS lines from 22.12 on', async (t) => {
+  const range = manifest.engines.node
+  t.equal(range, '>=22.12.0', 'Node 22 from 22.12 (require of ES modules), and every later line')
+  for (const version of ['22.12.0', '24.0.0']) t.ok(semver.satisfies(version, range), `Node ${version} is in the range`)
+  // Every package `npm install macgate` brings, by its own engines field.
+  const { stdout } = await promisify(execFile)('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
+  const wider: string[] = []
+  let declared = 0
+  for (const directory of stdout.trim().split('\n').slice(1)) {
+    const { name, version, engines } = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as { name: string, version: string, engines?: { node?: string } }
+    if (engines?.node === undefined) continue
+    declared++
+    if (!semver.subset(range, engines.node)) wider.push(`${name}@${version} needs node ${engines.node}`)
+  }
+  t.ok(declared >= 10, `${declared} production dependencies declare the Node versions they run on`)
+  t.same(wider, [], `${range} is within every production dependency's engines`)
+  if (!semver.satisfies(process.versions.node, range)) t.comment(`this Node (${process.versions.node}) is outside the supported range: tested here, not supported`)
 })
 
 t.test('npm pack ships only what users need', async (t) => {
@@ -65,7 +86,8 @@ t.test('npm pack ships only what users need', async (t) => {
   const files = pack!.files.map(({ path }) => path)
   const stray = files.filter((path) => !/^dist\/(plugin|gateway)\//.test(path) && !['package.json', 'README.md'].includes(path))
   t.same(stray, [], 'nothing outside dist/plugin, dist/gateway, package.json and README.md')
-  for (const unwanted of [/^test\//, /^\.ci\//, /^bench\//, /^dist\/bench\//, /^dist\/test\//, /^\.taprc$/, /^tsconfig/, /\.ts$(?<!\.d\.ts$)/]) {
+  const secrets = /(^|\/)\.env|\.(pem|key|p12|pfx)$|(^|\/)\.npmrc$/
+  for (const unwanted of [/^test\//, /^\.ci\//, /^bench\//, /^dist\/bench\//, /^dist\/test\//, /^\.taprc$/, /^tsconfig/, /\.ts$(?<!\.d\.ts$)/, /\.map$/, secrets]) {
     t.same(files.filter((path) => unwanted.test(path)), [], `nothing matching ${unwanted}`)
   }
   t.ok(files.includes('README.md'), 'the README')
@@ -76,4 +98,16 @@ t.test('npm pack ships only what users need', async (t) => {
     if (existsSync(join(ROOT, target))) t.ok(files.includes(target), `${target} is packed`)
     else t.comment(`${target} is not built here: run npm run build to check it is packed`)
   }
+})
+
+t.test('importing macgate/gateway does not load autocannon: only a load run does', async (t) => {
+  const child = spawnSource('test/fixtures/gateway-import.ts', [], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let output = ''
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  t.equal(code, 0, 'the probe ran')
+  const probe = JSON.parse(output) as { exports: number, afterImport: boolean, afterAutocannon: boolean }
+  t.ok(probe.exports > 0, 'macgate/gateway loaded, with its exports')
+  t.equal(probe.afterImport, false, 'autocannon is not loaded by the import')
+  t.equal(probe.afterAutocannon, true, 'the probe sees autocannon once it is loaded')
 })

@@ -107,7 +107,9 @@ t.test('an unexpected fault: 500 of its own, in each answer\'s form, the stack i
   t.equal(token.body, '&&&START&&&{"error":500,"error_description":"internal server error"}')
 
   const standardToken = await app.inject({
-    method: 'POST', url: '/oauth2/rfc/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    url: '/oauth2/rfc/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ client_id: clientId, client_secret: 'x', grant_type: 'authorization_code', code: 'c', redirect_uri: REDIRECT_URI }).toString()
   })
   t.equal(standardToken.statusCode, 500)

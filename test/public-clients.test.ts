@@ -22,7 +22,10 @@ async function codeFor (app: FastifyInstance, clientId: string, redirectUri: str
   const user = await addUser(app.macgate.store)
   const { verifier, challenge: codeChallenge } = pkce()
   const location = await authorizeAndAllow(browser, user, {
-    client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: '1 3',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: '1 3',
     ...(challenge && { code_challenge: codeChallenge, code_challenge_method: 'S256' })
   })
   return { code: location.searchParams.get('code'), verifier, location }

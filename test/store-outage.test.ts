@@ -46,7 +46,9 @@ async function tokenGet (app: FastifyInstance, params: Record<string, string>): 
 
 async function tokenPost (app: FastifyInstance, params: Record<string, string>): Promise<LightMyRequestResponse> {
   return await app.inject({
-    method: 'POST', url: '/oauth2/token', payload: new URLSearchParams(params).toString(),
+    method: 'POST',
+    url: '/oauth2/token',
+    payload: new URLSearchParams(params).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' }
   })
 }

@@ -15,7 +15,6 @@ const REVOKED = { result: 'error', description: 'access token invalid or expired
 
 interface Client { clientId: string, clientSecret: string }
 
-
 async function profile (app: FastifyInstance, tokens: Tokens): Promise<{ status: number, body: unknown }> {
   const response = await signedInject(app, { url: '/user/profile', token: tokens.access_token, macKey: tokens.mac_key })
   return { status: response.statusCode, body: JSON.parse(response.body) }

@@ -50,8 +50,13 @@ function setup (): { store: FakeStore, verifier: MacVerifier, accessToken: strin
   const accessToken = mintToken(SECRET, newGrantId())
   const macKey = mintMacKey()
   store.tokens.set(hashSecret(accessToken), {
-    grantId: 'unused by the lookup', clientId: 'client-1', userId: 'user-1', openId: 'open-1', scope: ['profile'],
-    macKeySealed: sealMacKey(accessToken, macKey), expiresAt: Date.now() + 3_600_000
+    grantId: 'unused by the lookup',
+    clientId: 'client-1',
+    userId: 'user-1',
+    openId: 'open-1',
+    scope: ['profile'],
+    macKeySealed: sealMacKey(accessToken, macKey),
+    expiresAt: Date.now() + 3_600_000
   })
   const verifier = new MacVerifier(store, SECRET, { nonceSkewMinutes: 5, macQueryVariants: false, tokenCache: { max: 100, maxAgeMs: 60_000, negativeTtlMs: 1000 } })
   return { store, verifier, accessToken, macKey }

@@ -1,34 +1,38 @@
-// Latencies of a load run, kept in logarithmic buckets: bounded memory however long the run, and
-// sub-millisecond precision where the gateway's check lives (autocannon's own histogram keeps whole
-// milliseconds, too coarse for a check that adds microseconds).
+// Latencies of a load run, kept in an HDR histogram (hdr-histogram-js, autocannon's own): bounded
+// memory however long the run, and 0.1% precision from a microsecond up, where the gateway's check
+// lives. autocannon's histogram records whole milliseconds, too coarse for a check that adds
+// microseconds, so the run keeps its own, in nanoseconds.
+import { build, type Histogram } from 'hdr-histogram-js'
 
-/** Each bucket is 0.1% wider than the one below: a percentile is off by at most that. */
-const GROWTH = 1.001
-const LOG_GROWTH = Math.log(GROWTH)
-/** The first bucket's upper bound, ms (1 µs); anything faster lands in it. */
-const FLOOR_MS = 0.001
-/** The last bucket holds anything from two minutes up. */
-const BUCKETS = Math.ceil(Math.log(120_000 / FLOOR_MS) / LOG_GROWTH) + 1
+const NS_PER_MS = 1_000_000
+/** The least latency recorded, ns (1 µs): anything faster is recorded as it. */
+const FLOOR_NS = 1_000
+/** The greatest latency recorded, ns (two minutes): anything slower is recorded as it. */
+const CEILING_NS = 120_000 * NS_PER_MS
 
-/** The bucket of a latency: computed once, recorded into several histograms (the run's, the second's). */
-export function bucketOf (ms: number): number {
-  if (!(ms > FLOOR_MS)) return 0
-  return Math.min(BUCKETS - 1, Math.ceil(Math.log(ms / FLOOR_MS) / LOG_GROWTH))
-}
-
-/** The upper bound of bucket `index`, ms: a percentile is reported high rather than low. */
-function boundOf (index: number): number {
-  return FLOOR_MS * GROWTH ** index
+/** A latency in ms as the whole nanoseconds recorded, within the floor and the ceiling (NaN: the floor). */
+function recordedNs (ms: number): number {
+  const ns = Math.ceil(ms * NS_PER_MS)
+  if (!(ns > FLOOR_NS)) return FLOOR_NS
+  return Math.min(ns, CEILING_NS)
 }
 
 export class LatencyHistogram {
-  readonly #counts = new Float64Array(BUCKETS)
+  // Three significant digits: a percentile is off by at most 0.1%, and reported high.
+  readonly #hdr: Histogram = build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: CEILING_NS,
+    numberOfSignificantValueDigits: 3,
+    autoResize: false
+  })
+
+  // Kept exactly beside the histogram: the mean and the max are reported as they were, not bucketed.
   count = 0
   sum = 0
   max = 0
 
-  record (ms: number, bucket: number = bucketOf(ms)): void {
-    this.#counts[bucket]! += 1
+  record (ms: number): void {
+    this.#hdr.recordValue(recordedNs(ms))
     this.count += 1
     this.sum += ms
     if (ms > this.max) this.max = ms
@@ -36,15 +40,14 @@ export class LatencyHistogram {
 
   /**
    * The latency under which `fraction` (0 to 1) of the recorded ones fall, ms; 0 when none was
-   * recorded. The rank is at least the first latency and at most the last, so the walk up the
-   * buckets always ends at a recorded one (at the latest the max's bucket): no fallback past them.
+   * recorded. The rank is at least the first latency and at most the last; the value is the top of
+   * its bucket, capped by the max. HDR reads percentile 0 as the bottom of the first bucket, so
+   * fraction 0 asks for the least positive percentile instead: the first latency, reported high.
    */
   percentile (fraction: number): number {
     if (this.count === 0) return 0
-    const rank = Math.min(this.count, Math.max(1, Math.ceil(fraction * this.count)))
-    let index = 0
-    for (let seen = this.#counts[0]!; seen < rank; seen += this.#counts[index]!) index++
-    return Math.min(boundOf(index), this.max)
+    const ns = this.#hdr.getValueAtPercentile(Math.max(fraction * 100, Number.MIN_VALUE))
+    return Math.min(ns / NS_PER_MS, this.max)
   }
 
   mean (): number {
@@ -52,7 +55,7 @@ export class LatencyHistogram {
   }
 
   reset (): void {
-    this.#counts.fill(0)
+    this.#hdr.reset()
     this.count = 0
     this.sum = 0
     this.max = 0

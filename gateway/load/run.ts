@@ -1,8 +1,8 @@
 // One autocannon run, measured: latencies from every response's own timing, counts by status and
 // by the open API's error code, and a sample each second for the live line and the chart. The
 // benchmark (bench/run.ts) and `macgate load` both measure with it.
-import autocannon, { type Request as AutocannonRequest } from 'autocannon'
-import { bucketOf, LatencyHistogram } from './histogram.js'
+import type { Request as AutocannonRequest } from 'autocannon'
+import { LatencyHistogram } from './histogram.js'
 
 export type SetupRequest = (request: AutocannonRequest, context?: object) => AutocannonRequest
 
@@ -86,6 +86,8 @@ function increment (counts: Record<string, number>, key: string): void {
  * Runs autocannon with one request template whose setupRequest makes every request. Latencies come
  * from each response's own timing; the per-second samples from this process's clock, not
  * autocannon's whole-second ticks, so that a short run of a fixed number of requests is measured too.
+ * autocannon itself is loaded by the first run, not at import: `macgate/gateway` is a service, and
+ * only `macgate load` and the benchmark generate load.
  */
 export async function runLoad ({ url, seconds, connections, rate, amount, setupRequest, readErrorCodes, onSecond, signal }: LoadOptions): Promise<LoadResult> {
   const all = new LatencyHistogram()
@@ -105,6 +107,7 @@ export async function runLoad ({ url, seconds, connections, rate, amount, setupR
         if (code !== undefined) increment(errorCodes, code)
       }
   const template = { ...(setupRequest !== undefined && { setupRequest }), ...(onResponse !== undefined && { onResponse }) }
+  const { default: autocannon } = await import('autocannon')
   const started = performance.now()
   const instance = autocannon({
     url,
@@ -124,9 +127,8 @@ export async function runLoad ({ url, seconds, connections, rate, amount, setupR
   // Without a callback autocannon returns its event emitter, made thenable.
   const events = instance as unknown as NodeJS.EventEmitter & { stop: () => void }
   events.on('response', (_client: unknown, status: number, _bytes: number, responseTime: number) => {
-    const bucket = bucketOf(responseTime)
-    all.record(responseTime, bucket)
-    second.record(responseTime, bucket)
+    all.record(responseTime)
+    second.record(responseTime)
     statuses.set(status, (statuses.get(status) ?? 0) + 1)
     if (status < 200 || status >= 300) non2xx++
   })

@@ -29,8 +29,15 @@ const REFRESH_TTL = 86400
 export function newClient (): { record: ClientRecord, secret: string } {
   const secret = randomBase64Url(32)
   const record: ClientRecord = {
-    id: newClientId(), name: 'Suite App', secretHash: hashSecret(secret), redirectUris: [REDIRECT_URI],
-    scopes: ['1', '3', '4'], responseTypes: ['code', 'token'], requirePkce: false, accessTokenTtl: 600, createdAt: Date.now()
+    id: newClientId(),
+    name: 'Suite App',
+    secretHash: hashSecret(secret),
+    redirectUris: [REDIRECT_URI],
+    scopes: ['1', '3', '4'],
+    responseTypes: ['code', 'token'],
+    requirePkce: false,
+    accessTokenTtl: 600,
+    createdAt: Date.now()
   }
   return { record, secret }
 }

@@ -36,10 +36,8 @@ export class ExpiringMap<V> {
   }
 
   #dropOldest (): void {
-    for (const key of this.#entries.keys()) {
-      this.#entries.delete(key)
-      return
-    }
+    // Called only when the map is full, so there is a first (oldest) key.
+    this.#entries.delete(this.#entries.keys().next().value!)
   }
 
   delete (key: string): boolean {
