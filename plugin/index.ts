@@ -13,6 +13,7 @@ import { securityHeaders, sendErrorPage } from './core/replies.js'
 import { macAuthHook, type MacAuthHook, type MacAuthOptions } from './mac/hook.js'
 import { MacVerifier, type MacIdentity } from './mac/verify.js'
 import { watchQuotaRefusals } from './mac/quota-refusals.js'
+import { Quotas } from './mac/quota.js'
 import { authorizeRoutes } from './oauth/authorize-endpoint.js'
 import { standardRoutes } from './oauth/standard-endpoints.js'
 import { standardTokenRoutes } from './oauth/standard-token-endpoint.js'
@@ -108,10 +109,11 @@ function observeStore ({ store, metrics }: MacgateContext): void {
 async function macgate (fastify: FastifyInstance, options: MacgateOptions): Promise<void> {
   const config = await resolveOptions(options)
   fastify.decorate('macgate', config)
-  const verifier = new MacVerifier(config.store, config.secret, config)
+  const quotas = new Quotas(config.store)
+  const verifier = new MacVerifier(config.store, config.secret, { ...config, quotas })
   await verifier.cache.ready
   fastify.decorate('macVerifier', verifier)
-  watchQuotaRefusals(verifier.quotas, config.metrics.registry, config.events)
+  watchQuotaRefusals(quotas, config.metrics.registry, config.events)
   const origins = new ClientOrigins(config.store, config.corsOriginCacheMs)
   fastify.decorate('clientOrigins', origins)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, config.metrics.verifications, authOptions))

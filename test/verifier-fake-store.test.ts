@@ -1,23 +1,22 @@
 // The MAC verifier against a fake of only the store roles it takes (`VerifierStore`: the token
-// lookup, the nonce log, the client reader): no MemoryStore, no Redis. This is what the roles are
+// lookup and the nonce log's useNonce, three methods), and its quotas against a fake of theirs (the
+// counted nonce, the client reader): no MemoryStore, no Redis. This is what the roles are
 // for: a part of macgate can be tested, and a store adapter written, against the few methods it uses.
 import t from 'tap'
 import { signRequest } from '../plugin/client/index.js'
 import { errors } from '../plugin/core/errors.js'
 import { hashSecret, mintMacKey, mintToken, newGrantId, sealMacKey } from '../plugin/core/credentials.js'
-import { QuotaReading } from '../plugin/mac/quota.js'
+import { QuotaReading, Quotas } from '../plugin/mac/quota.js'
 import { DENIALS, MacVerifier, type VerifierStore } from '../plugin/mac/verify.js'
-import type { AccessTokenRecord, ClientRecord, CountedUse, NonceUse, QuotaCount } from '../plugin/store/store.js'
+import type { AccessTokenRecord, ClientReader, ClientRecord, CountedUse, NonceLog, NonceUse, QuotaCount } from '../plugin/store/store.js'
 
 const SECRET = 'the fake store\'s server secret'
 const HOST = 'api.example.com'
 
-/** Five methods, each the plainest thing that keeps its role's promise. */
+/** Three methods, each the plainest thing that keeps its role's promise. */
 class FakeStore implements VerifierStore {
   readonly tokens = new Map<string, AccessTokenRecord>()
-  readonly clients = new Map<string, ClientRecord>()
   readonly nonces = new Set<string>()
-  readonly counters = new Map<string, number>()
 
   async getAccessToken (tokenHash: string): Promise<AccessTokenRecord | undefined> {
     return this.tokens.get(tokenHash)
@@ -31,6 +30,12 @@ class FakeStore implements VerifierStore {
     this.nonces.add(seen)
     return true
   }
+}
+
+/** The two more methods the quotas take. */
+class FakeQuotaStore extends FakeStore implements NonceLog, ClientReader {
+  readonly clients = new Map<string, ClientRecord>()
+  readonly counters = new Map<string, number>()
 
   useCountedNonce (use: NonceUse, { name, window, limit }: QuotaCount): CountedUse {
     const used = this.counters.get(`${window}:${name}`) ?? 0
@@ -45,8 +50,8 @@ class FakeStore implements VerifierStore {
   }
 }
 
-function setup (): { store: FakeStore, verifier: MacVerifier, accessToken: string, macKey: string } {
-  const store = new FakeStore()
+/** A verifier on `store` with one token; with quotas when the store is a quota store too. */
+function setup<S extends FakeStore> (store: S): { store: S, verifier: MacVerifier, accessToken: string, macKey: string } {
   const accessToken = mintToken(SECRET, newGrantId())
   const macKey = mintMacKey()
   store.tokens.set(hashSecret(accessToken), {
@@ -58,12 +63,13 @@ function setup (): { store: FakeStore, verifier: MacVerifier, accessToken: strin
     macKeySealed: sealMacKey(accessToken, macKey),
     expiresAt: Date.now() + 3_600_000
   })
-  const verifier = new MacVerifier(store, SECRET, { nonceSkewMinutes: 5, macQueryVariants: false, tokenCache: { max: 100, maxAgeMs: 60_000, negativeTtlMs: 1000 } })
+  const quotas = store instanceof FakeQuotaStore ? new Quotas(store) : undefined
+  const verifier = new MacVerifier(store, SECRET, { nonceSkewMinutes: 5, macQueryVariants: false, tokenCache: { max: 100, maxAgeMs: 60_000, negativeTtlMs: 1000 }, ...(quotas !== undefined && { quotas }) })
   return { store, verifier, accessToken, macKey }
 }
 
 t.test('a correctly signed request is verified; the same nonce again is a replay', async (t) => {
-  const { store, verifier, accessToken, macKey } = setup()
+  const { store, verifier, accessToken, macKey } = setup(new FakeStore())
   const url = '/user/profile?fields=name'
   const authorization = signRequest({ method: 'GET', url: `https://${HOST}${url}`, accessToken, macKey })
 
@@ -80,7 +86,7 @@ t.test('a correctly signed request is verified; the same nonce again is a replay
 })
 
 t.test('on a route with a quota the nonce is counted through the fake, and refused over the limit', async (t) => {
-  const { store, verifier, accessToken, macKey } = setup()
+  const { store, verifier, accessToken, macKey } = setup(new FakeQuotaStore())
   const quota = { route: '/user/profile', perMinute: 1 }
   const sign = (): string => signRequest({ method: 'GET', url: `https://${HOST}/user/profile`, accessToken, macKey })
 
@@ -92,4 +98,11 @@ t.test('on a route with a quota the nonce is counted through the fake, and refus
   const over = await (async () => await verifier.verify({ method: 'GET', host: HOST, url: '/user/profile', authorization: sign(), quota: second }))().catch((error: unknown) => error)
   t.ok(errors.quotaExceeded.is(over), 'over the limit: 429')
   t.equal(store.nonces.size, 1, 'the refused request\'s nonce is left unspent')
+})
+
+t.test('a verifier given no quotas refuses to guess a quota: an internal error, no nonce spent', async (t) => {
+  const { store, verifier, accessToken, macKey } = setup(new FakeStore())
+  const authorization = signRequest({ method: 'GET', url: `https://${HOST}/user/profile`, accessToken, macKey })
+  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, url: '/user/profile', authorization, quota: new QuotaReading({ route: '/user/profile', perMinute: 1 }) }), /needs a verifier with quotas/)
+  t.equal(store.nonces.size, 0)
 })

@@ -1,8 +1,8 @@
 import { errors, type ErrorOptions, type OAuthError } from '../core/errors.js'
 import type { VerificationOutcome } from '../observe/metrics.js'
 import { NonceKeys } from '../store/nonce-key.js'
-import { Quotas, quotaExceeded, type QuotaReading } from './quota.js'
-import type { ClientReader, CountedUse, NonceLog, TokenLookup } from '../store/store.js'
+import { quotaExceeded, type Quotas, type QuotaReading } from './quota.js'
+import type { CountedUse, NonceLog, TokenLookup } from '../store/store.js'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
 import { parseMacHeader, type MacHeader } from './header.js'
 import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, unixMinute, stringToSign, type QueryVariant } from './signature.js'
@@ -30,10 +30,12 @@ export interface VerifierOptions {
   macDebug?: boolean
   /** The plugin's clock, read once per request (tests step it); default Date.now. */
   clock?: () => number
+  /** What counts requests on routes with a quota; without it, a request with a quota is an internal error. */
+  quotas?: Quotas
 }
 
-/** The store roles the verifier takes: the token lookup (its cache's), the nonce log, a client's own quota. */
-export type VerifierStore = TokenLookup & NonceLog & ClientReader
+/** The store roles the verifier takes: the token lookup (its cache's) and the nonce log's one method. */
+export type VerifierStore = TokenLookup & Pick<NonceLog, 'useNonce'>
 
 const VARIANTS: QueryVariant[] = ['form-encoded', 'without-empty']
 
@@ -63,15 +65,15 @@ function denied ({ description, reason }: Denial, options: ErrorOptions = {}): O
  */
 export class MacVerifier {
   readonly cache: TokenCache
-  readonly quotas: Quotas
-  readonly #store: NonceLog
+  readonly #quotas: Quotas | undefined
+  readonly #store: VerifierStore
   readonly #skew: number
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
   readonly #nonceKeys: NonceKeys
   readonly #clock: () => number
 
-  constructor (store: VerifierStore, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now }: VerifierOptions) {
+  constructor (store: VerifierStore, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now, quotas }: VerifierOptions) {
     this.#store = store
     this.#debug = macDebug
     this.#skew = nonceSkewMinutes
@@ -79,7 +81,7 @@ export class MacVerifier {
     this.#clock = clock
     this.cache = new TokenCache(store, secret, tokenCache, clock)
     this.#nonceKeys = new NonceKeys(secret)
-    this.quotas = new Quotas(store)
+    this.#quotas = quotas
   }
 
   /**
@@ -110,9 +112,11 @@ export class MacVerifier {
     const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
     if (quota !== undefined) {
-      const counted = this.quotas.count(use, token.identity.clientId, quota, now)
-      if (counted instanceof Promise) return counted.then((answer) => this.#identityUnlessOverQuota(answer, token, quota))
-      return this.#identityUnlessOverQuota(counted, token, quota)
+      const quotas = this.#quotas
+      if (quotas === undefined) throw new Error('a route with a quota needs a verifier with quotas')
+      const counted = quotas.count(use, token.identity.clientId, quota, now)
+      if (counted instanceof Promise) return counted.then((answer) => identityUnlessOverQuota(quotas, answer, token, quota))
+      return identityUnlessOverQuota(quotas, counted, token, quota)
     }
     const fresh = this.#store.useNonce(use)
     if (fresh instanceof Promise) return fresh.then((first) => identityUnlessReplayed(first, token))
@@ -142,13 +146,6 @@ export class MacVerifier {
     return denied(DENIALS.macMismatch, { stringToSign: text })
   }
 
-  /** The quota's answer told to the quotas (the reading's count, a refusal), then the nonce's. */
-  #identityUnlessOverQuota (counted: CountedUse, token: ActiveToken, quota: QuotaReading): MacIdentity {
-    this.quotas.settle(counted, quota)
-    if (counted.outcome === 'over') throw quotaExceeded(quota)
-    return identityUnlessReplayed(counted.outcome === 'fresh', token)
-  }
-
   /** Seconds until the nonce's minute leaves the window: no longer needed after that. */
   #nonceTtl (minutes: number, now: number): number {
     return Math.max(1, (minutes + this.#skew + 1) * 60 - Math.floor(now / 1000))
@@ -158,6 +155,13 @@ export class MacVerifier {
 function identityUnlessReplayed (first: boolean, token: ActiveToken): MacIdentity {
   if (!first) throw denied(DENIALS.replayedNonce)
   return token.identity
+}
+
+/** The quota's answer told to the quotas (the reading's count, a refusal), then the nonce's. */
+function identityUnlessOverQuota (quotas: Quotas, counted: CountedUse, token: ActiveToken, quota: QuotaReading): MacIdentity {
+  quotas.settle(counted, quota)
+  if (counted.outcome === 'over') throw quotaExceeded(quota)
+  return identityUnlessReplayed(counted.outcome === 'fresh', token)
 }
 
 /**
