@@ -1,6 +1,6 @@
 /**
  * The store's roles, the way Hydra composes its persister: each consumer takes only the roles it
- * uses (the MAC verifier: a token lookup, the nonce log and a client reader), so that it can be
+ * uses (the MAC verifier: a token lookup and the nonce log's useNonce), so that it can be
  * tested against a fake of those few methods, and a third store (an adapter someone writes) knows
  * what each part must do. `Store` is all of them: what the plugin's options and the gateway pass.
  *

@@ -2,6 +2,7 @@ import { errors } from '../../core/errors.js'
 import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.js'
 import { orUnavailable } from './context.js'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.js'
+import type { NonceLog, NonceReports } from '../roles.js'
 
 /** How the nonces reach Redis: the batch and stats scripts, plain commands for the upgrade marker. */
 export interface NonceRedis {
@@ -47,7 +48,7 @@ const SETS_PER_TAG = 256
  * cluster shares it: a single Redis takes the whole turn in one call, a cluster one call per tag. Each request costs one promise (its answer, read from the
  * batch's); each batch, its own and the script call's.
  */
-export class RedisNonces {
+export class RedisNonces implements NonceLog, NonceReports {
   readonly #redis: NonceRedis
   readonly #prefix: string
   readonly #perSlot: boolean
@@ -84,7 +85,7 @@ export class RedisNonces {
     this.#legacyMinute = since > 0 ? Math.ceil((since + LEGACY_WINDOW_MS) / 60_000) : 0
   }
 
-  use (use: NonceUse): Promise<boolean> {
+  useNonce (use: NonceUse): Promise<boolean> {
     const [batch, index] = this.#add(use, 0, 0)
     return batch.answers.then((answers) => answers[2 * index] === 1)
   }
@@ -96,7 +97,7 @@ export class RedisNonces {
    * counters go first, together, in one call to their own tag; a counted nonce found replayed is
    * given back (DECR).
    */
-  useCounted (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
+  useCountedNonce (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
     if (this.#perSlot) return this.#countFirst(use, count)
     const [batch, index] = this.#add(use, this.#counterKey(count), count.ttlSeconds, count.limit)
     return batch.answers.then((answers) => ({ outcome: OUTCOMES[answers[2 * index]! + 1]!, used: answers[2 * index + 1]! }))
@@ -113,7 +114,7 @@ export class RedisNonces {
     const key = this.#counterKey(count)
     const used = await this.#counters.count(key, count.limit, count.ttlSeconds)
     if (used < 0) return { outcome: 'over', used: -1 - used }
-    if (await this.use(use)) return { outcome: 'fresh', used }
+    if (await this.useNonce(use)) return { outcome: 'fresh', used }
     this.#redis.decr(key).catch(() => {}) // at worst one request too many counted, until the window ends
     return { outcome: 'replayed', used: used - 1 }
   }
@@ -159,7 +160,7 @@ export class RedisNonces {
    * Nonces held in the sets of each (tag, minute) this instance wrote to (every instance writes the
    * same ones), and Redis's MEMORY USAGE of those sets: one script call per tag.
    */
-  async stats (now = this.#clock()): Promise<NonceStats> {
+  async nonceStats (now = this.#clock()): Promise<NonceStats> {
     const byTag = new Map<number, string[]>()
     for (const [tagMinute, until] of this.#known) {
       if (until <= now) {

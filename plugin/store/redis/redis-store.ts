@@ -1,10 +1,6 @@
 import type { RedisOptions } from 'ioredis'
 import { errors } from '../../core/errors.js'
-import type { NonceUse } from '../nonce-key.js'
-import type {
-  AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, HitCount, NonceStats, OriginClient, QuotaCount, RedeemResult,
-  RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserGrant, UserRecord
-} from '../records.js'
+import { ComposedStore } from '../composed-store.js'
 import type { Store } from '../roles.js'
 import { RedisAccounts } from './accounts.js'
 import { RedisClients } from './clients.js'
@@ -37,40 +33,41 @@ export interface RedisStoreOptions {
  * records. One part per role (this folder), on one client and one key scheme (`keys.ts`); every
  * command's answer is awaited through `RedisContext.answer`, where an outage becomes a 503.
  */
-export class RedisStore implements Store {
+export class RedisStore extends ComposedStore implements Store {
   readonly kind = 'redis'
   readonly redis: Scripted
   readonly prefix: string
   readonly #context: RedisContext
   readonly #feed: RevocationFeed
-  readonly #clients: RedisClients
-  readonly #accounts: RedisAccounts
-  readonly #consents: RedisConsents
-  readonly #grantIndex: RedisGrantIndex
-  readonly #grants: RedisGrants
   /** The replay memory: sets per tag and minute, one script call per event-loop turn (per slot on a cluster). */
   readonly #nonces: RedisNonces
-  readonly #hits: RedisHitCounters
 
   constructor (target: RedisTarget, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {}, clock = Date.now }: RedisStoreOptions = {}) {
-    this.prefix = prefix
     const { client, subscriberCandidates } = openClient(target, commandTimeout, redisOptions)
-    this.redis = client as Scripted
+    const redis = client as Scripted
     // A failed connection is retried by ioredis and reported per command; keep it off stderr.
-    this.redis.on('error', () => {})
-    for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition)
+    redis.on('error', () => {})
+    for (const [name, definition] of Object.entries(scripts)) redis.defineCommand(name, definition)
     const keys = new RedisKeys(prefix)
-    const context = new RedisContext(this.redis, keys, clock)
-    this.#context = context
-    this.#feed = new RevocationFeed(keys.revocationChannel, subscriberCandidates, (hashes) => this.#grants.notify(hashes))
-    this.#grants = new RedisGrants(context, this.#feed)
-    this.#clients = new RedisClients(context, this.#grants)
-    this.#accounts = new RedisAccounts(context)
-    this.#consents = new RedisConsents(context)
-    this.#grantIndex = new RedisGrantIndex(context)
-    this.#hits = new RedisHitCounters(context)
+    const context = new RedisContext(redis, keys, clock)
+    const feed = new RevocationFeed(keys.revocationChannel, subscriberCandidates, (hashes) => grants.notify(hashes))
+    const grants = new RedisGrants(context, feed)
     // On a cluster a script's keys must share a slot: the nonce batch goes out per slot.
-    this.#nonces = new RedisNonces(this.redis, prefix, { perSlot: typeof target !== 'string', observer: () => context.observer, clock })
+    const nonces = new RedisNonces(redis, prefix, { perSlot: typeof target !== 'string', observer: () => context.observer, clock })
+    super({
+      clients: new RedisClients(context, grants),
+      accounts: new RedisAccounts(context),
+      consents: new RedisConsents(context),
+      grantIndex: new RedisGrantIndex(context),
+      grants,
+      nonces,
+      hits: new RedisHitCounters(context)
+    })
+    this.redis = redis
+    this.prefix = prefix
+    this.#context = context
+    this.#feed = feed
+    this.#nonces = nonces
   }
 
   /**
@@ -94,56 +91,6 @@ export class RedisStore implements Store {
     }
     return this
   }
-
-  // Clients (clients.ts)
-  saveClient (client: ClientRecord): Promise<void> { return this.#clients.saveClient(client) }
-  getClient (clientId: string): Promise<ClientRecord | undefined> { return this.#clients.getClient(clientId) }
-  listClients (): Promise<ClientRecord[]> { return this.#clients.listClients() }
-  rotateClientSecret (clientId: string, secretHash: string, previousUntil: number): Promise<ClientRecord | undefined> { return this.#clients.rotateClientSecret(clientId, secretHash, previousUntil) }
-  updateClient (clientId: string, changes: ClientChanges): Promise<ClientRecord | undefined> { return this.#clients.updateClient(clientId, changes) }
-  removeClient (clientId: string): Promise<boolean> { return this.#clients.removeClient(clientId) }
-  clientsOfOrigin (origin: string): Promise<OriginClient[]> { return this.#clients.clientsOfOrigin(origin) }
-
-  // Users and sessions (accounts.ts)
-  createUser (user: UserRecord): Promise<boolean> { return this.#accounts.createUser(user) }
-  getUserByName (username: string): Promise<UserRecord | undefined> { return this.#accounts.getUserByName(username) }
-  updateUser (user: UserRecord): Promise<boolean> { return this.#accounts.updateUser(user) }
-  removeUser (username: string): Promise<UserRecord | undefined> { return this.#accounts.removeUser(username) }
-  saveSession (sessionHash: string, session: SessionRecord): Promise<void> { return this.#accounts.saveSession(sessionHash, session) }
-  getSession (sessionHash: string, userId: string): Promise<SessionRecord | undefined> { return this.#accounts.getSession(sessionHash, userId) }
-  endSessions (userId: string, sessionHash?: string): Promise<void> { return this.#accounts.endSessions(userId, sessionHash) }
-
-  // Consents (consents.ts)
-  getConsent (userId: string, clientId: string): Promise<string[]> { return this.#consents.getConsent(userId, clientId) }
-  addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> { return this.#consents.addConsent(userId, clientId, scopes) }
-  listConsents (userId: string): Promise<Consent[]> { return this.#consents.listConsents(userId) }
-  forgetConsent (userId: string, clientId: string): Promise<void> { return this.#consents.forgetConsent(userId, clientId) }
-
-  // Grant indexes (grant-index.ts)
-  trackGrant (clientId: string, grantId: string, until: number, userId: string): Promise<void> { return this.#grantIndex.trackGrant(clientId, grantId, until, userId) }
-  listUserGrants (userId: string): Promise<UserGrant[]> { return this.#grantIndex.listUserGrants(userId) }
-  forgetUserGrant (userId: string, clientId: string, grantId: string): Promise<void> { return this.#grantIndex.forgetUserGrant(userId, clientId, grantId) }
-
-  // Codes, tokens and revocations (grants.ts)
-  saveCode (codeHash: string, code: CodeRecord): Promise<void> { return this.#grants.saveCode(codeHash, code) }
-  getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined> { return this.#grants.getCode(codeHash, grantId) }
-  redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> { return this.#grants.redeemCode(codeHash, tokens) }
-  saveTokens (tokens: TokenRecords): Promise<void> { return this.#grants.saveTokens(tokens) }
-  getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> { return this.#grants.getAccessToken(tokenHash, grantId) }
-  getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> { return this.#grants.getRefreshToken(tokenHash, grantId) }
-  rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> { return this.#grants.rotateRefreshToken(tokenHash, tokens, grace) }
-  revokeGrant (grantId: string): Promise<string[]> { return this.#grants.revokeGrant(grantId) }
-  onRevocation (listener: RevocationListener): Promise<void> { return this.#grants.onRevocation(listener) }
-
-  // Nonces and quota counters (nonces.ts): in the nonce batch's script call on a single Redis.
-  useNonce (use: NonceUse): Promise<boolean> { return this.#nonces.use(use) }
-  useCountedNonce (use: NonceUse, count: QuotaCount): Promise<CountedUse> { return this.#nonces.useCounted(use, count) }
-  quotaUsed (names: string[], window: number): Promise<number[]> { return this.#nonces.quotaUsed(names, window) }
-  nonceStats (): Promise<NonceStats> { return this.#nonces.stats() }
-
-  // Rate-limit counters (hit-counters.ts)
-  countHit (key: string, windowMs: number): Promise<HitCount> { return this.#hits.countHit(key, windowMs) }
-  readHits (key: string): Promise<HitCount> { return this.#hits.readHits(key) }
 
   async serverSecret (proposed: string): Promise<string> {
     const { redis, keys, answer } = this.#context
