@@ -12,7 +12,7 @@ const ORIGIN_FORM = /^https?:\/\/[^\s/?#]+$/
 
 /**
  * Which clients registered an origin (their redirect URIs' origins and allowed origins), for the
- * CORS checks. With Redis, a bounded LRU keeps each answer, positive or not, for
+ * CORS checks. With a shared store (Redis, or any store but the embedded one), a bounded LRU keeps each answer, positive or not, for
  * `corsOriginCacheMs` (default 10 s): an origin registered, changed or removed on another instance counts here
  * within that time, and a browser's requests cost one store read per origin and period. The
  * embedded store is in this process: it is asked each time, so a change counts at once. Values
@@ -24,7 +24,7 @@ export class ClientOrigins {
 
   constructor (store: ClientStore & StoreLifecycle, ttlMs: number = defaults.originCache.ttlMs, max: number = defaults.originCache.max) {
     this.#store = store
-    if (store.kind === 'redis' && ttlMs > 0) {
+    if (store.kind !== 'memory' && ttlMs > 0) {
       this.#cache = new LRUCache<string, OriginClients>({
         max,
         ttl: ttlMs,
