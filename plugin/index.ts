@@ -44,6 +44,7 @@ export { AuditEvents, type AuditEvent, type AuditEventMap, type AuditEventType }
 export { Metrics, type VerificationOutcome } from './observe/metrics.js'
 export type { MacAuthHook, MacAuthOptions } from './mac/hook.js'
 export type { RouteQuota } from './mac/quota.js'
+export { quotaCounterName, quotaWindow } from './mac/quota.js'
 export { grantAccessToken, grantCode } from './oauth/authorize-response.js'
 export { changePassword, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.js'
 export type { UserGrant, Consent } from './store/store.js'

@@ -1,4 +1,4 @@
-import type { ClientRecord, NonceReports } from '../../plugin/index.js'
+import { quotaCounterName, quotaWindow, type ClientRecord, type NonceReports } from '../../plugin/index.js'
 import { loadConfig, type RouteRule } from '../config.js'
 import { withAdminStore } from './admin-store.js'
 import type { CommandIO } from './io.js'
@@ -13,10 +13,10 @@ export interface RouteQuotaUse {
   used: number
 }
 
-/** The client's limit and this minute's use on each route of `routes` with a quota (counters named as quota.ts names them). */
+/** The client's limit and this minute's use on each route of `routes` with a quota (a route's counters are named by its path, as route-quota.ts names them). */
 export async function quotaUses (store: NonceReports, client: ClientRecord, routes: RouteRule[], now = Date.now()): Promise<RouteQuotaUse[]> {
   const limited = routes.filter((route) => route.quota !== undefined)
-  const used = await store.quotaUsed(limited.map((route) => `${client.id}:${route.path}`), Math.floor(now / 60_000))
+  const used = await store.quotaUsed(limited.map((route) => quotaCounterName(client.id, route.path)), quotaWindow(now))
   return limited.map((route, index) => ({
     route: route.path,
     perMinute: client.quotaPerMinute ?? route.quota!.perMinute,

@@ -11,6 +11,16 @@ export interface RouteQuota {
 
 const WINDOW_MS = 60_000
 
+/** A (client, route) counter's name: the same on every instance, and what `clients show` reads. */
+export function quotaCounterName (clientId: string, route: string): string {
+  return `${clientId}:${route}`
+}
+
+/** The fixed window (Unix minutes) that `now` (Unix ms) falls in. */
+export function quotaWindow (now: number): number {
+  return Math.floor(now / WINDOW_MS)
+}
+
 /**
  * One limited request's quota: the route's, then what the check found (the limit that applied, the
  * window's count), read by the hook for the RateLimit fields of the answer.
@@ -75,7 +85,7 @@ export class Quotas {
    * `now` (the verifier's reading): the store's answer, to be given to `settle`.
    */
   count (use: NonceUse, clientId: string, reading: QuotaReading, now: number): CountedUse | Promise<CountedUse> {
-    const window = Math.floor(now / WINDOW_MS)
+    const window = quotaWindow(now)
     reading.clientId = clientId
     reading.window = window
     reading.resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000))
@@ -94,7 +104,7 @@ export class Quotas {
     reading.limit = own ?? reading.quota.perMinute
     // 0 blocks: no counter to read.
     if (reading.limit === 0) return BLOCKED
-    const count = { name: `${reading.clientId!}:${reading.quota.route}`, window: reading.window, limit: reading.limit, ttlSeconds: reading.resetSeconds + 60 }
+    const count = { name: quotaCounterName(reading.clientId!, reading.quota.route), window: reading.window, limit: reading.limit, ttlSeconds: reading.resetSeconds + 60 }
     return this.#store.useCountedNonce(use, count)
   }
 
@@ -103,7 +113,7 @@ export class Quotas {
       this.#refused.clear()
       this.#refusedWindow = reading.window
     }
-    const key = `${reading.clientId!}:${reading.quota.route}`
+    const key = quotaCounterName(reading.clientId!, reading.quota.route)
     const first = !this.#refused.has(key) && this.#refused.size < MAX_REFUSED
     if (first) this.#refused.add(key)
     this.#listener?.(reading, reading.window, first)
