@@ -145,7 +145,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
     })
 
   app.post<{ Body: { username: string, password: string } }>('/admin/users', { schema: { body: schemas.newUser } }, async (request, reply) => {
-    const { userId } = await createUser(store, request.body.username, request.body.password, events, clock)
+    const { userId } = await createUser(store, request.body.username, request.body.password, { events, clock })
     return await reply.code(201).send({ user_id: userId, username: request.body.username })
   })
 

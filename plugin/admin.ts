@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { hashPassword } from './account/password.js'
+import { hashPassword, type ScryptCost } from './account/password.js'
 import { registrationProblem } from './oauth/redirect-uri.js'
 import { parseScope, type ScopeRegistry } from './core/scope.js'
 import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
@@ -209,11 +209,18 @@ function checkPassword (password: string): void {
   if (password.length < 8 || password.length > 1024) throw new RegistrationError('password must be 8 to 1024 characters')
 }
 
-export async function createUser (store: AccountStore, username: string, password: string, events?: AuditEvents, clock: () => number = Date.now): Promise<{ userId: string }> {
+export interface NewUserOptions {
+  events?: AuditEvents
+  clock?: () => number
+  /** The password hash's scrypt cost; the default unless a caller (a test's fixture users) needs it cheap. */
+  passwordCost?: ScryptCost
+}
+
+export async function createUser (store: AccountStore, username: string, password: string, { events, clock = Date.now, passwordCost }: NewUserOptions = {}): Promise<{ userId: string }> {
   if (!USERNAME.test(username)) throw new RegistrationError('username must be 1 to 64 letters, digits or . _ @ -')
   checkPassword(password)
   const userId = randomUUID()
-  const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password), createdAt: clock() })
+  const created = await store.createUser({ id: userId, username, passwordHash: await hashPassword(password, passwordCost), createdAt: clock() })
   if (!created) throw new RegistrationError(`username ${username} is taken`)
   events?.record('user.created', { userId, username })
   return { userId }

@@ -229,6 +229,7 @@ t.test('users: create, change the password, list and revoke grants, remove; and 
   t.same(Object.keys(created.body).sort(), ['user_id', 'username'], 'nothing else (no hash)')
   const userId = created.body.user_id as string
   t.match(events.at(-1), { type: 'user.created', userId, username: 'carol' })
+  t.match((await store.getUserByName('carol'))?.passwordHash, /^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/, 'stored as scrypt at the default cost (N=2^15, r=8, p=1), salted')
 
   const eventsBefore = events.length
   assertBadRequest(t, await call(admin, 'POST', '/admin/users', { username: 'carol', password: 'another long one' }), 'a taken username', /taken/)

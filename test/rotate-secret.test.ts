@@ -1,10 +1,10 @@
 // `macgate clients rotate-secret`: a new secret at once, the old one for the grace period only.
-// One rotation through the CLI process (its text output); the other commands in-process
-// (helpers/in-process.ts), where the two seconds of grace are not spent loading TypeScript.
+// The commands run through the CLI's own dispatch in process (helpers/in-process.ts), where the two
+// seconds of grace are not spent loading TypeScript; cli.test.ts runs the command as a process.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { REDIRECT_URI } from './helpers/app.js'
-import { cli, cliEnv } from './helpers/cli.js'
+import { cliEnv } from './helpers/cli.js'
 import { runInProcess } from './helpers/in-process.js'
 import { buildGateway } from '../gateway/server.js'
 import { RedisStore } from '../plugin/index.js'
@@ -55,7 +55,7 @@ t.test('the old secret works for the grace period, then stops; the new one works
 t.test('--grace-seconds 0 stops the old secret at once; text output; mistakes exit 2', async (t) => {
   const { client_id: clientId, client_secret: old } = await addClient()
   const { tokens } = await issueTokens(gateway, clientId, old)
-  const rotated = await cli(['clients', 'rotate-secret', clientId, '--grace-seconds', '0'], env)
+  const rotated = await runInProcess(['clients', 'rotate-secret', clientId, '--grace-seconds', '0'], env)
   t.match(rotated.stdout, /^client_id: {5}\d+\nclient_secret: \S{43}\n\(the secret is shown only now; the previous one works for 0 more seconds\)\n$/)
   t.equal((await tokenRequest(gateway.origin, refreshExchange(clientId, old, tokens.refresh_token!))).status, 401)
   const unknown = await runInProcess(['clients', 'rotate-secret', '1000000000000000000'], env)

@@ -3,7 +3,7 @@ import { sendPage } from '../core/replies.js'
 import type { MacgateContext } from '../config/options.js'
 import { queryOf, single, type Params } from '../core/params.js'
 import { isClientId } from '../core/credentials.js'
-import { verifyPassword } from './password.js'
+import { decoyHash, verifyPassword } from './password.js'
 import { signedInPage, signInPage } from './pages.js'
 import { endSession, safeReturnTo, startSession } from './session.js'
 
@@ -19,6 +19,7 @@ async function appNameOf (config: MacgateContext, returnTo: string | undefined):
 
 /** GET shows the sign-in form; POST checks the password, then returns to the authorization. */
 export function signInRoutes (fastify: FastifyInstance, config: MacgateContext): void {
+  void decoyHash() // made now, not on the first unknown name
   fastify.get('/oauth2/signin', async (request, reply) => {
     const returnTo = safeReturnTo((request.query as Params).return_to)
     const appName = await appNameOf(config, returnTo)

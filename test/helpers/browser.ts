@@ -1,9 +1,9 @@
-// Chromium for the browser tests: found on the PATH, launched headless, closed at teardown; and the
+// Chromium for the browser tests: found on the PATH, launched headless once per file; and the
 // layout facts a screenshot check asserts, read in the page itself.
 import { accessSync, constants } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import type { Test } from 'tap'
+import tap, { type Test } from 'tap'
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
 
@@ -33,15 +33,30 @@ export const skipWithoutChromium: false | string = CHROMIUM !== undefined || pro
   ? false
   : `no Chromium on the PATH (looked for ${NAMES.join(', ')}; or set CHROMIUM_PATH)`
 
+let launched: Promise<Browser> | undefined
+
+/**
+ * The test file's one Chromium (a launch costs a second of CPU), closed when the file ends. Each test
+ * opens its own contexts, which share nothing (cookies, storage, cache), and they are closed when
+ * that test ends, so that no page holds a connection to a gateway the test closes.
+ */
 export async function launch (t: Test): Promise<Browser> {
   if (CHROMIUM === undefined) throw new Error(`CI is set but no Chromium is on the PATH (looked for ${NAMES.join(', ')}; or set CHROMIUM_PATH)`)
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 30_000
+  if (launched === undefined) {
+    launched = chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      timeout: 30_000
+    })
+    const browser = launched
+    tap.teardown(async () => await (await browser).close())
+  }
+  const browser = await launched
+  const before = new Set(browser.contexts())
+  t.teardown(async () => {
+    await Promise.all(browser.contexts().filter((context) => !before.has(context)).map(async (context) => await context.close()))
   })
-  t.teardown(async () => await browser.close())
   return browser
 }
 

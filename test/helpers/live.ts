@@ -78,7 +78,9 @@ export async function signedGet (origin: string, path: string, tokens: { access_
 
 /**
  * Polls `origin` with freshly signed calls until one is refused with 401 96008, or `limitMs`
- * after `since` has passed. Resolves to the last answer and the ms from `since` to it.
+ * after `since` has passed. Resolves to the last answer and the ms from `since` to it. Callers
+ * take `since` when the revoking request has answered: the store has revoked and published by
+ * then, so what is timed is the announcement, not the revoking instance's own handling.
  */
 export async function pollUntilRefused (origin: string, path: string, tokens: { access_token: string, mac_key: string }, since: number, limitMs = 1000): Promise<{ last: ApiAnswer, elapsed: number, polls: number }> {
   let polls = 0
