@@ -1,6 +1,6 @@
 // What a scenario must reach. Each scenario carries its goals (bench/run.ts); the targets table
 // and the chart both read them from there, and the comparison and its text come from here, once.
-import { BASELINE_ID, type ScenarioResult, type TargetResult } from './report.js'
+import { BASELINE_ID, type ScenarioResult, type TargetResult } from './report.ts'
 
 export type Comparison = '≥' | '≤' | '<'
 

@@ -1,8 +1,8 @@
 // The ladder's report (bench/ladder.ts): the JSON, a table and a chart of where each rung's
 // microseconds go, written beside the bench's own results.
 import { mkdir, writeFile } from 'node:fs/promises'
-import type { Counts } from './counters.js'
-import type { BenchRun, ScenarioResult } from './report.js'
+import type { Counts } from './counters.ts'
+import type { BenchRun, ScenarioResult } from './report.ts'
 
 export interface LadderRung extends ScenarioResult {
   /** Per request, from the target's counting passes. */

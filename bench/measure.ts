@@ -3,13 +3,13 @@
 // load (bench/disturbance.ts), reported as the best undisturbed round, the median and the spread.
 import { stat } from 'node:fs/promises'
 import type { Redis } from 'ioredis'
-import { DISTURBED_CORES, othersCores, sampleCpu } from './disturbance.js'
-import { runLoad, type LoadResult } from './load.js'
-import type { CacheStats } from './messages.js'
-import type { BenchRun, ScenarioResult } from './report.js'
+import { DISTURBED_CORES, othersCores, sampleCpu } from './disturbance.ts'
+import { runLoad, type LoadResult } from './load.ts'
+import type { CacheStats } from './messages.ts'
+import type { BenchRun, ScenarioResult } from './report.ts'
 import { cpus } from 'node:os'
-import { pinning } from './processes.js'
-import { base, CONNECTIONS, FIXED_RATE_CONNECTIONS, PATH, quick, type Scenario } from './scenarios.js'
+import { pinning } from './processes.ts'
+import { base, CONNECTIONS, FIXED_RATE_CONNECTIONS, PATH, quick, type Scenario } from './scenarios.ts'
 
 /** Full runs: a warm-up, then 7 rounds of 3 s; a quick run (the smoke test) one round of 1 s. */
 export const SECONDS = quick ? 1 : 3

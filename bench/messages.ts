@@ -2,7 +2,7 @@
 // each other over IPC, typed once for both sides. A target sends `ready` once it listens, then
 // answers each runner message in turn, or sends `error` when it cannot.
 
-import type { Counts } from './counters.js'
+import type { Counts } from './counters.ts'
 
 /** Servers with nothing to seed: the upstream, the plain proxy baseline, and it with an empty hook (the ladder). */
 export type ServerKind = 'upstream' | 'proxy' | 'proxy-hook'

@@ -2,7 +2,7 @@
 // many users, many live tokens, saved as the implicit grant saves them. Once per run, before any
 // measurement: its time is reported, never measured.
 import { writeFile } from 'node:fs/promises'
-import { grantAccessToken, registerClient, ScopeRegistry, type MacgateContext } from '../plugin/index.js'
+import { grantAccessToken, registerClient, ScopeRegistry, type MacgateContext } from '../plugin/index.ts'
 
 const CLIENTS = 200
 const USERS = 50_000

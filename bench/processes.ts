@@ -3,10 +3,10 @@ import { once } from 'node:events'
 import { readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { cpus } from 'node:os'
-import type { Counts } from './counters.js'
-import type { Credentials } from './load.js'
-import { isGatewayReady, isTargetMessage, type CacheStats, type GatewayKind, type GatewayReady, type Ready, type RunnerMessage, type ServerKind, type ServerReady, type TargetKind, type TargetMessage } from './messages.js'
-import { childNodeArgs, sibling } from './paths.js'
+import type { Counts } from './counters.ts'
+import type { Credentials } from './load.ts'
+import { isGatewayReady, isTargetMessage, type CacheStats, type GatewayKind, type GatewayReady, type Ready, type RunnerMessage, type ServerKind, type ServerReady, type TargetKind, type TargetMessage } from './messages.ts'
+import { childNodeArgs, sibling } from './paths.ts'
 
 // The gateway (or proxy) under test gets core 0; the load generator, the upstream and Redis core 1.
 export const pinning = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 && cpus().length >= 2

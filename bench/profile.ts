@@ -3,10 +3,10 @@
 // DevTools) and prints the functions with the most self time.
 import { readdir, readFile, rm } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { runLoad, signed } from './load.js'
-import { isGatewayReady, type GatewayKind } from './messages.js'
-import { resultsDirectory } from './paths.js'
-import { pinSelf, startGateway, startRedis, startServer } from './processes.js'
+import { runLoad, signed } from './load.ts'
+import { isGatewayReady, type GatewayKind } from './messages.ts'
+import { resultsDirectory } from './paths.ts'
+import { pinSelf, startGateway, startRedis, startServer } from './processes.ts'
 
 /** The kinds that need nothing beyond the upstream and Redis (the mix needs its population, the shipped gateway a log file). */
 const PROFILED = new Set<string>(['gateway-memory', 'gateway-redis', 'gateway-cold'] satisfies GatewayKind[])
@@ -17,7 +17,7 @@ if (kind !== 'proxy' && !PROFILED.has(kind)) {
 }
 const directory = fileURLToPath(resultsDirectory)
 
-import { stepsPerRequest, stepsTable, type Profile } from './profile-steps.js'
+import { stepsPerRequest, stepsTable, type Profile } from './profile-steps.ts'
 
 function topSelfTime (profile: Profile, count = 25): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
@@ -61,7 +61,7 @@ const result = await runLoad({ url: `${base}/api/profile`, seconds: Number(secon
 await target.stop('SIGTERM')
 await upstream.stop()
 redis?.stop()
-// --cpu-prof writes one profile per thread (tsx's loader has one): the main thread is thread 0.
+// --cpu-prof writes one profile per thread (a loader, when one runs, has its own): the main thread is thread 0.
 const written = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile') && name.includes(`.${target.child.pid!}.`))
 const file = written.find((name) => name.includes(`.${target.child.pid!}.0.`))!
 const profile = JSON.parse(await readFile(directory + file, 'utf8')) as Profile

@@ -5,17 +5,17 @@
 // `--pair` measures only the baseline and the gateway as shipped; `--smoke` runs `--quick --pair`
 // and checks what it reports (bench/smoke.ts, CI's step after the tests).
 import type { Redis } from 'ioredis'
-import { assess, chartGoals, type Results } from './goals.js'
-import { runLadder } from './ladder.js'
-import { alternated, compareWith, measure, ROUNDS, runFacts, SECONDS, summarise, type Run } from './measure.js'
-import { resultsDirectory } from './paths.js'
-import { pinSelf, type Population } from './processes.js'
-import { BASELINE_ID, table, writeReport, type Report, type ScenarioResult } from './report.js'
+import { assess, chartGoals, type Results } from './goals.ts'
+import { runLadder } from './ladder.ts'
+import { alternated, compareWith, measure, ROUNDS, runFacts, SECONDS, summarise, type Run } from './measure.ts'
+import { resultsDirectory } from './paths.ts'
+import { pinSelf, type Population } from './processes.ts'
+import { BASELINE_ID, table, writeReport, type Report, type ScenarioResult } from './report.ts'
 import {
   baselineScenario, codeExchangeScenario, CODE_COUNT, fixedRateScenarios, MIX_LRU, seedPopulation, shippedScenario, startBench,
   startPair, stopAll, throughputScenarios, upstreamAlone, WORKER_COUNTS, workersScenario, type Bench, type Scenario, type Stop
-} from './scenarios.js'
-import { runSmoke } from './smoke.js'
+} from './scenarios.ts'
+import { runSmoke } from './smoke.ts'
 
 /** The code exchange run ends when the codes are used up; this only bounds it. */
 const EXCHANGE_SECONDS = 60

@@ -1,7 +1,7 @@
 // The ladder's gateway rungs (bench/ladder.ts measures them, bench/target.ts builds them): each turns
 // on one more part of a proxied request's path than the one below, every part a real option of the
 // real gateway (gateway/server.ts, HotPathParts), never a copy of its code.
-import type { HotPathParts } from '../gateway/server.js'
+import type { HotPathParts } from '../gateway/server.ts'
 
 /** In order: each rung has its own part and every part of the rungs below it. */
 export const GATEWAY_STEPS = ['route-check', 'mac-check', 'header-rewrite', 'request-metrics', 'access-log', 'redis-nonces'] as const

@@ -8,9 +8,9 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import type { GatewayReady } from './messages.js'
-import { childNodeArgs, fromSource } from './paths.js'
-import { freePort, pinning, type Target } from './processes.js'
+import type { GatewayReady } from './messages.ts'
+import { childNodeArgs, fromSource } from './paths.ts'
+import { freePort, pinning, type Target } from './processes.ts'
 
 const run = promisify(execFile)
 

@@ -7,9 +7,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
-import type { LadderReport } from './ladder-report.js'
-import { childNodeArgs, sibling } from './paths.js'
-import type { Report } from './report.js'
+import type { LadderReport } from './ladder-report.ts'
+import { childNodeArgs, sibling } from './paths.ts'
+import type { Report } from './report.ts'
 
 /** A check: whether it holds, and what it checks (printed when it does not). */
 type Check = [holds: boolean, what: string]

@@ -9,12 +9,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.js'
-import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.js'
-import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.js'
-import { RequestCounters } from './counters.js'
-import { createPopulation } from './population.js'
-import { isGatewayStep, partsOf, type GatewayStep } from './rungs.js'
+import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.ts'
+import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.ts'
+import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.ts'
+import { RequestCounters } from './counters.ts'
+import { createPopulation } from './population.ts'
+import { isGatewayStep, partsOf, type GatewayStep } from './rungs.ts'
 
 const [kind = 'upstream', upstream = '', redisUrl = '', option = '', logFile = ''] = process.argv.slice(2)
 const counters = new RequestCounters()

@@ -1,8 +1,8 @@
 // One structured line per request at the default level, instead of Fastify's two and the proxy
 // client's two: what an operator needs per request; anything more comes from the metrics.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AuditEvents } from '../plugin/index.js'
-import { pathOf } from './request-path.js'
+import type { AuditEvents } from '../plugin/index.ts'
+import { pathOf } from './request-path.ts'
 
 /** Lines for refused requests without a verified caller, per second; the rest is counted. */
 export const REFUSAL_LINES_PER_SECOND = 20

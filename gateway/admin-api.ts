@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import {
   changePassword, compileValidator, createUser, errors, newClientSchema, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
   removeUser, revokeUserGrant, rotateClientSecret, updateClient, type AuditEvents, type ClientRecord, type ClientUpdate, type ScopeRegistry, type Store
-} from '../plugin/index.js'
+} from '../plugin/index.ts'
 
 export interface AdminApiOptions {
   store: Store

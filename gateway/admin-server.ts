@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { collectDefaultMetrics, type Registry } from 'prom-client'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import type { Store } from '../plugin/index.js'
-import { adminApi, type AdminApiOptions } from './admin-api.js'
-import { registerProbes } from './health.js'
+import type { Store } from '../plugin/index.ts'
+import { adminApi, type AdminApiOptions } from './admin-api.ts'
+import { registerProbes } from './health.ts'
 
 export interface AdminServerOptions {
   /** The Prometheus exposition of this process (or, under workers, of all of them). */

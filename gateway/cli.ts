@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster'
-import { failure, main } from './commands/main.js'
+import { failure, main } from './commands/main.ts'
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   const { stderr, exitCode } = failure(error)

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { compileValidator, defaultScopes, SchemaError, settingsSchema, type MacgateSettings } from '../plugin/index.js'
+import { compileValidator, defaultScopes, SchemaError, settingsSchema, type MacgateSettings } from '../plugin/index.ts'
 
 export interface RouteRule {
   /** An exact path, or a prefix ending in `/*`. */

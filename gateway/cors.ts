@@ -4,8 +4,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   allowOrigin, allowPreflight, dropCorsHeaders, isPreflight, requestedHeaders, varyOnOrigin, type ClientOrigins, type OriginClients
-} from '../plugin/index.js'
-import { isForwarded, type UpstreamHeaderOptions } from './upstream-request.js'
+} from '../plugin/index.ts'
+import { isForwarded, type UpstreamHeaderOptions } from './upstream-request.ts'
 
 /** What a signed call always needs: its MAC header, and a body's type. */
 const ALWAYS_ALLOWED = ['authorization', 'content-type']

@@ -2,8 +2,8 @@
 // method, a URL the router cannot read, a fault in a route of ours), in the form the path's
 // callers read: the token endpoint's body, a page, or the open API's JSON.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { errors, SECURITY_HEADERS, sendErrorPage, sendOpenApiError, sendTokenError, toOAuthError, type OAuthError } from '../plugin/index.js'
-import { pathOf } from './request-path.js'
+import { errors, SECURITY_HEADERS, sendErrorPage, sendOpenApiError, sendTokenError, toOAuthError, type OAuthError } from '../plugin/index.ts'
+import { pathOf } from './request-path.ts'
 
 export async function sendFailure (request: FastifyRequest, reply: FastifyReply, failure: OAuthError): Promise<FastifyReply> {
   const path = pathOf(request.url)

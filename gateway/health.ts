@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { StoreLifecycle } from '../plugin/index.js'
+import type { StoreLifecycle } from '../plugin/index.ts'
 
 /** What readiness reports: the store's state, and how long its answer took. */
 export interface Readiness {

@@ -2,8 +2,8 @@
 // /favicon.svg and /favicon.ico. A configured route that covers one of these paths owns it: the
 // user's upstream wins, and the path is proxied like any other.
 import type { FastifyInstance } from 'fastify'
-import { escapeHtml, FAVICON_SVG, layout, securityHeaders, sendPage } from '../plugin/index.js'
-import type { RouteRule } from './config.js'
+import { escapeHtml, FAVICON_SVG, layout, securityHeaders, sendPage } from '../plugin/index.ts'
+import type { RouteRule } from './config.ts'
 
 /** Whether a configured route covers `path`, by the route table's rule: exact, or a `/*` prefix. */
 function proxied (rules: RouteRule[], path: string): boolean {

@@ -1,5 +1,5 @@
-import type { RouteQuota } from '../plugin/index.js'
-import type { RouteRule } from './config.js'
+import type { RouteQuota } from '../plugin/index.ts'
+import type { RouteRule } from './config.ts'
 
 /** A route's quota as the MAC check counts it: named by the route's path, so each route counts its own requests. */
 export function routeQuota (rule: RouteRule): RouteQuota | undefined {

@@ -1,5 +1,5 @@
 import { connect } from 'node:net'
-import { MemoryStore, RedisStore, type Store } from '../plugin/index.js'
+import { MemoryStore, RedisStore, type Store } from '../plugin/index.ts'
 
 function maxNonces (value: string): number {
   const count = Number(value)

@@ -1,6 +1,6 @@
 // What goes upstream of a verified request, and what never does (contract §6; RFC 9110 §7.6.1).
 import type { IncomingHttpHeaders } from 'node:http'
-import type { MacIdentity } from '../plugin/index.js'
+import type { MacIdentity } from '../plugin/index.ts'
 
 /**
  * Meaningful for one connection only: never forwarded (RFC 9110 §7.6.1). Connection itself and the

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { hashPassword, type ScryptCost } from './account/password.js'
-import { registrationProblem } from './oauth/redirect-uri.js'
-import { parseScope, type ScopeRegistry } from './core/scope.js'
-import { hashSecret, newClientId, randomBase64Url } from './core/credentials.js'
-import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, TokenStore, UserGrant } from './store/store.js'
-import { originProblem } from './core/origins.js'
-import { revokeUserGrants } from './account/authorized-apps.js'
-import type { AuditEvents } from './observe/events.js'
+import { hashPassword, type ScryptCost } from './account/password.ts'
+import { registrationProblem } from './oauth/redirect-uri.ts'
+import { parseScope, type ScopeRegistry } from './core/scope.ts'
+import { hashSecret, newClientId, randomBase64Url } from './core/credentials.ts'
+import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, TokenStore, UserGrant } from './store/store.ts'
+import { originProblem } from './core/origins.ts'
+import { revokeUserGrants } from './account/authorized-apps.ts'
+import type { AuditEvents } from './observe/events.ts'
 
 /** A registration the operator asked for that cannot be made; the message says which field. */
 export class RegistrationError extends Error {

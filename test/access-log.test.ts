@@ -1,8 +1,8 @@
 // The gateway's logs at the default level: one structured line per request (method, path without
 // query, status, latency, client, rejection reason), never the proxy client's own lines.
 import t from 'tap'
-import { loggedGateway } from './helpers/memory-log.js'
-import { liveToken, signedInject } from './helpers/gateway.js'
+import { loggedGateway } from './helpers/memory-log.ts'
+import { liveToken, signedInject } from './helpers/gateway.ts'
 
 t.test('one access line per request, with the reason for a refusal and no query', async (t) => {
   const { app, log } = await loggedGateway(t)

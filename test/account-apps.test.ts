@@ -5,11 +5,11 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import type { AuditEvent } from '../plugin/index.js'
-import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
-import { signedInject } from './helpers/gateway.js'
-import { liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest } from './helpers/live.js'
-import { startRedis } from './helpers/redis.js'
+import type { AuditEvent } from '../plugin/index.ts'
+import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { signedInject } from './helpers/gateway.ts'
+import { liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest } from './helpers/live.ts'
+import { startRedis } from './helpers/redis.ts'
 
 /** The apps page (where the session cookie goes); `/account/apps` redirects here. */
 const APPS = '/oauth2/account/apps'

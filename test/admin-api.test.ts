@@ -4,17 +4,17 @@
 // `macgate users remove` does.
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildAdminServer } from '../gateway/server.js'
+import { buildAdminServer } from '../gateway/server.ts'
 import pino from 'pino'
-import { AuditEvents, MemoryStore, registerClient, ScopeRegistry, type AuditEvent, type NewClient } from '../plugin/index.js'
-import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.js'
-import { signedInject } from './helpers/gateway.js'
-import { eventually } from './helpers/live.js'
-import { cliEnv } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
-import { memoryLog } from './helpers/memory-log.js'
-import { startRedis } from './helpers/redis.js'
-import { grantTokens, type Tokens } from './helpers/grants.js'
+import { AuditEvents, MemoryStore, registerClient, ScopeRegistry, type AuditEvent, type NewClient } from '../plugin/index.ts'
+import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.ts'
+import { signedInject } from './helpers/gateway.ts'
+import { eventually } from './helpers/live.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { memoryLog } from './helpers/memory-log.ts'
+import { startRedis } from './helpers/redis.ts'
+import { grantTokens, type Tokens } from './helpers/grants.ts'
 
 const REVOKED = { result: 'error', description: 'access token invalid or expired', code: 96008 }
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/

@@ -6,11 +6,11 @@ import { once } from 'node:events'
 import { connect, createServer } from 'node:net'
 import type { ChildProcess } from 'node:child_process'
 import t, { type Test } from 'tap'
-import { cliEnv, spawnCli } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
-import { eventually } from './helpers/live.js'
-import { parseMetrics } from './helpers/metrics-text.js'
-import { freePort } from './helpers/redis.js'
+import { cliEnv, spawnCli } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { eventually } from './helpers/live.ts'
+import { parseMetrics } from './helpers/metrics-text.ts'
+import { freePort } from './helpers/redis.ts'
 
 interface Started {
   child: ChildProcess

@@ -7,9 +7,9 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Page } from 'playwright-core'
 import t from 'tap'
-import { addClient, addUser, buildTestApp, callToken } from './helpers/app.js'
-import { checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.js'
-import { signedInject } from './helpers/gateway.js'
+import { addClient, addUser, buildTestApp, callToken } from './helpers/app.ts'
+import { checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
+import { signedInject } from './helpers/gateway.ts'
 
 /** How a permissions list is drawn: its items' bullet, its border, its left padding. */
 async function listLook (tab: Page, selector: string): Promise<{ bullet: string, border: string, paddingLeft: string, check: string }> {

@@ -7,14 +7,14 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { BrowserContext, Page, Request } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { startDemoApp, type DemoApp } from '../gateway/demo/app-server.js'
-import { registerClient } from '../plugin/admin.js'
-import { signRequest } from '../plugin/client/index.js'
-import { ScopeRegistry } from '../plugin/core/scope.js'
-import { addClient, addUser, buildTestApp, InjectBrowser } from './helpers/app.js'
-import { launch, skipWithoutChromium } from './helpers/browser.js'
-import { grantTokens } from './helpers/grants.js'
-import { REQUEST_VECTORS as VECTORS } from './helpers/client-vectors.js'
+import { startDemoApp, type DemoApp } from '../gateway/demo/app-server.ts'
+import { registerClient } from '../plugin/admin.ts'
+import { signRequest } from '../plugin/client/index.ts'
+import { ScopeRegistry } from '../plugin/core/scope.ts'
+import { addClient, addUser, buildTestApp, InjectBrowser } from './helpers/app.ts'
+import { launch, skipWithoutChromium } from './helpers/browser.ts'
+import { grantTokens } from './helpers/grants.ts'
+import { REQUEST_VECTORS as VECTORS } from './helpers/client-vectors.ts'
 
 /** The gateway, the demo app at its own origin with its two public clients, and a user. */
 async function startApps (t: Test) {
@@ -76,7 +76,7 @@ t.test('the browser entry signs the shared vectors as Node does', { skip: skipWi
   const tab = await newTab(await browser.newContext())
   await tab.goto(`${demoApp.origin}/`)
   const headers = await tab.evaluate(async (vectors) => {
-    const client = await import('/lib/client/browser.js' as string) as typeof import('../plugin/client/browser.js')
+    const client = await import('/lib/client/browser.js' as string) as typeof import('../plugin/client/browser.ts')
     return await Promise.all(vectors.map(async (vector) => await client.signRequestAsync({
       method: vector.method, url: vector.url, accessToken: vector.access_token, macKey: vector.mac_key, nonce: vector.nonce, ...(vector.mac_algorithm !== undefined && { macAlgorithm: vector.mac_algorithm })
     })))

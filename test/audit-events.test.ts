@@ -2,9 +2,9 @@
 // fields, the grant they belong to), and the gateway's log lines for them, which carry no code,
 // token, mac_key, secret or password.
 import t from 'tap'
-import type { AuditEvent } from '../plugin/index.js'
-import { addClient, addUser, authorizeUrl, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
-import { loggedGateway } from './helpers/memory-log.js'
+import type { AuditEvent } from '../plugin/index.ts'
+import { addClient, addUser, authorizeUrl, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { loggedGateway } from './helpers/memory-log.ts'
 
 const WRONG_PASSWORD = 'wrong-password-Zq81xv'
 const PASSWORD = 'correct-password-Kp27mw'

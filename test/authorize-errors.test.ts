@@ -2,7 +2,7 @@
 // request's own redirect_uri), and the redirect_uri matching rules of section 2.
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
+import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 
 const SECURITY_HEADERS = {
   'cache-control': 'no-store',

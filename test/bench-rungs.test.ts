@@ -1,10 +1,10 @@
 // The ladder's rungs are the real gateway with parts turned off (GatewayOptions.hotPath): each
 // switch does what its rung says, and a gateway built without them checks every request as ever.
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.js'
-import { MemoryStore } from '../plugin/index.js'
-import { GATEWAY_STEPS, isGatewayStep, partsOf, type GatewayStep } from '../bench/rungs.js'
-import { API_HOST, recordingUpstream } from './helpers/gateway.js'
+import { buildGateway } from '../gateway/server.ts'
+import { MemoryStore } from '../plugin/index.ts'
+import { GATEWAY_STEPS, isGatewayStep, partsOf, type GatewayStep } from '../bench/rungs.ts'
+import { API_HOST, recordingUpstream } from './helpers/gateway.ts'
 
 t.test('each rung has its own part and every part of the rungs below it', async (t) => {
   const on = (step: GatewayStep) => {

@@ -6,12 +6,12 @@ import { runInNewContext } from 'node:vm'
 import { mock } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { buildGateway } from '../gateway/server.js'
-import { MemoryStore, RedisStore, type Store } from '../plugin/index.js'
-import { hashSecret, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.js'
-import { liveToken, signedInject } from './helpers/gateway.js'
-import { startRedis } from './helpers/redis.js'
-import { issue, nonceUse, SECRET } from './helpers/store-suite.js'
+import { buildGateway } from '../gateway/server.ts'
+import { MemoryStore, RedisStore, type Store } from '../plugin/index.ts'
+import { hashSecret, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.ts'
+import { liveToken, signedInject } from './helpers/gateway.ts'
+import { startRedis } from './helpers/redis.ts'
+import { issue, nonceUse, SECRET } from './helpers/store-suite.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void

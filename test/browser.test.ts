@@ -6,8 +6,8 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { BrowserContext, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { addClient, addUser, buildTestApp } from './helpers/app.js'
-import { backgrounds, checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.js'
+import { addClient, addUser, buildTestApp } from './helpers/app.ts'
+import { backgrounds, checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
 
 const PREFIX = '&&&START&&&'
 

@@ -3,10 +3,10 @@
 // serving), the variants in-process (helpers/in-process.ts: the same dispatch, stderr and exit code).
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
-import { cli, cliEnv, spawnCli, type Run } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
+import { cli, cliEnv, spawnCli, type Run } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
 import t, { type Test } from 'tap'
-import { freePort, startRedis } from './helpers/redis.js'
+import { freePort, startRedis } from './helpers/redis.ts'
 
 // CLI subprocesses, each loading the TypeScript sources: more than the default file timeout on a
 // slow shared machine.

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { build, type BuildOptions } from 'esbuild'
 import t from 'tap'
-import { ROOT } from './helpers/source.js'
-import { BROWSER_CLIENT_MODULES } from '../gateway/demo/client-modules.js'
+import { ROOT } from './helpers/source.ts'
+import { BROWSER_CLIENT_MODULES } from '../gateway/demo/client-modules.ts'
 
 const forBrowser: BuildOptions = { bundle: true, platform: 'browser', format: 'esm', write: false, metafile: true, logLevel: 'silent' }
 

@@ -20,11 +20,11 @@ import {
   signRequest,
   signRequestAsync,
   type AuthorizationStorage
-} from '../plugin/client/index.js'
-import * as browserEntry from '../plugin/client/browser.js'
-import { parseMacHeader } from '../plugin/mac/header.js'
-import { unixMinute } from '../plugin/mac/signature.js'
-import { REQUEST_VECTORS as VECTORS, type RequestVector } from './helpers/client-vectors.js'
+} from '../plugin/client/index.ts'
+import * as browserEntry from '../plugin/client/browser.ts'
+import { parseMacHeader } from '../plugin/mac/header.ts'
+import { unixMinute } from '../plugin/mac/signature.ts'
+import { REQUEST_VECTORS as VECTORS, type RequestVector } from './helpers/client-vectors.ts'
 
 const optionsOf = (vector: RequestVector) => ({
   method: vector.method,

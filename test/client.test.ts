@@ -8,9 +8,9 @@ import {
   parseImplicitFragment,
   parseTokenResponse,
   signRequest
-} from '../plugin/client/index.js'
-import { parseMacHeader } from '../plugin/mac/header.js'
-import { canonicalQuery, computeMac, unixMinute, stringToSign } from '../plugin/mac/signature.js'
+} from '../plugin/client/index.ts'
+import { parseMacHeader } from '../plugin/mac/header.ts'
+import { canonicalQuery, computeMac, unixMinute, stringToSign } from '../plugin/mac/signature.ts'
 
 const MAC_KEY = 'ORhx44qK6Alqf8vt2rGB5f-oPq0'
 

@@ -1,9 +1,9 @@
 // `macgate clients add --public --allowed-origin` and `clients update`, in-process on a Redis of
 // the test's own (the CLI's store), as an operator types them.
 import t from 'tap'
-import { cliEnv } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
-import { startRedis } from './helpers/redis.js'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { startRedis } from './helpers/redis.ts'
 
 t.test('a public client with allowed origins, then updated; the refusals', async (t) => {
   const redis = await startRedis(t)

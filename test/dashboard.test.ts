@@ -2,11 +2,11 @@
 // it really has: a renamed metric or label fails here, not on an operator's screen.
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
-import { buildAdminServer, withProcessMetrics } from '../gateway/server.js'
-import { liveToken, signedInject } from './helpers/gateway.js'
-import { sampleRoutes } from '../gateway/config.js'
-import { buildTestApp } from './helpers/app.js'
-import { parseMetrics } from './helpers/metrics-text.js'
+import { buildAdminServer, withProcessMetrics } from '../gateway/server.ts'
+import { liveToken, signedInject } from './helpers/gateway.ts'
+import { sampleRoutes } from '../gateway/config.ts'
+import { buildTestApp } from './helpers/app.ts'
+import { parseMetrics } from './helpers/metrics-text.ts'
 
 interface Panel { title: string, targets: Array<{ expr: string }> }
 

@@ -6,9 +6,9 @@
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import t from 'tap'
-import { spawnSource } from './helpers/source.js'
-import { freePort } from './helpers/redis.js'
-import { checkLayout, launch, skipWithoutChromium } from './helpers/browser.js'
+import { spawnSource } from './helpers/source.ts'
+import { freePort } from './helpers/redis.ts'
+import { checkLayout, launch, skipWithoutChromium } from './helpers/browser.ts'
 
 t.test('the demo client signs in and calls the open API in Chromium', { skip: skipWithoutChromium }, async (t) => {
   const port = await freePort()

@@ -1,11 +1,11 @@
 // A flood of malformed requests (deterministic, fixed seed): never a 500, never a crash, always
 // the contract's error shapes, never a redirect anywhere but to a registered redirect URI. Sized
 // as the fuzz is (test/helpers/fuzz-size.ts): 455 and 130 by default, five times that with FUZZ_FULL=1.
-import { BROKEN_ESCAPES, CONTROLS, decodedOr, enc, FORM, generator, INVALID_UTF8, PREFIX, REGISTERED_ORIGIN } from './helpers/fuzz-pools.js'
-import { fuzzCount } from './helpers/fuzz-size.js'
+import { BROKEN_ESCAPES, CONTROLS, decodedOr, enc, FORM, generator, INVALID_UTF8, PREFIX, REGISTERED_ORIGIN } from './helpers/fuzz-pools.ts'
+import { fuzzCount } from './helpers/fuzz-size.ts'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
-import { addClient, addUser, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.js'
+import { addClient, addUser, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.ts'
 
 type Pairs = Array<[string, string]> // names and values, already percent-encoded (or deliberately not)
 interface Flood { method: string, path: string, headers: Record<string, string>, body?: string, remoteAddress: string, label: string }

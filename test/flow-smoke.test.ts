@@ -1,5 +1,5 @@
 import t from 'tap'
-import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.js'
+import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.ts'
 
 for (const store of ['memory', 'redis'] as const) {
   t.test(`code grant end to end on the ${store} store`, async (t) => {

@@ -5,19 +5,19 @@
 // body, the open API's JSON), no unhandled rejection or exception, and a known-good signed request
 // still served at the end. The seeds are in the test names; FUZZ_SEED=<n> runs another, and
 // FUZZ_REPORT=<file> writes one example of every kind of failure found.
-import { BROKEN_ESCAPES, CONTROLS, decodedOr, enc, FORM, generator, INVALID_UTF8, PREFIX, REGISTERED_ORIGIN, type Gen } from './helpers/fuzz-pools.js'
-import { fuzzCount } from './helpers/fuzz-size.js'
-import { dechunk } from './helpers/dechunk.js'
-import { collectStrays } from './helpers/strays.js'
+import { BROKEN_ESCAPES, CONTROLS, decodedOr, enc, FORM, generator, INVALID_UTF8, PREFIX, REGISTERED_ORIGIN, type Gen } from './helpers/fuzz-pools.ts'
+import { fuzzCount } from './helpers/fuzz-size.ts'
+import { dechunk } from './helpers/dechunk.ts'
+import { collectStrays } from './helpers/strays.ts'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { appendFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.js'
-import { RedisStore } from '../plugin/store/redis/redis-store.js'
-import { addClient, addPublicClient, addUser, authorizeUrl, InjectBrowser, REDIRECT_URI, SPA_ORIGIN } from './helpers/app.js'
-import { API_HOST, defaultAuthorization, echoRoutes, hmac, liveToken, signedInject, signedString, type LiveTokens, type SignedParts } from './helpers/gateway.js'
-import { startRedis, type TestRedis } from './helpers/redis.js'
+import { buildGateway } from '../gateway/server.ts'
+import { RedisStore } from '../plugin/store/redis/redis-store.ts'
+import { addClient, addPublicClient, addUser, authorizeUrl, InjectBrowser, REDIRECT_URI, SPA_ORIGIN } from './helpers/app.ts'
+import { API_HOST, defaultAuthorization, echoRoutes, hmac, liveToken, signedInject, signedString, type LiveTokens, type SignedParts } from './helpers/gateway.ts'
+import { startRedis, type TestRedis } from './helpers/redis.ts'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eedf022) >>> 0
 const OUTAGE_SEED = (SEED ^ 0x0b5e55ed) >>> 0

@@ -3,13 +3,13 @@
 // master killed under signed load.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { grantAccessToken } from '../plugin/index.js'
-import { addClient } from './helpers/app.js'
-import { cliEnv } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
-import { gatewayPairSuite } from './helpers/gateway-pair-suite.js'
-import { liveGateway, signedGet, type ApiAnswer } from './helpers/live.js'
-import { startRedisCluster } from './helpers/redis-cluster.js'
+import { grantAccessToken } from '../plugin/index.ts'
+import { addClient } from './helpers/app.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { gatewayPairSuite } from './helpers/gateway-pair-suite.ts'
+import { liveGateway, signedGet, type ApiAnswer } from './helpers/live.ts'
+import { startRedisCluster } from './helpers/redis-cluster.ts'
 
 const cluster = await startRedisCluster(t)
 const shared = { clusterNodes: cluster.seeds.split(','), prefix: `test:${randomBytes(6).toString('hex')}:` }

@@ -4,10 +4,10 @@ import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { runInProcess } from './helpers/in-process.js'
-import { spawnSource } from './helpers/source.js'
-import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config.js'
-import { awayFromMinuteEdge, buildTestGateway, liveToken, nonceAt, openApiError, signedInject } from './helpers/gateway.js'
+import { runInProcess } from './helpers/in-process.ts'
+import { spawnSource } from './helpers/source.ts'
+import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config.ts'
+import { awayFromMinuteEdge, buildTestGateway, liveToken, nonceAt, openApiError, signedInject } from './helpers/gateway.ts'
 
 const DEFAULTS = {
   routes: [

@@ -4,12 +4,12 @@
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { signRequest } from '../plugin/client/index.js'
-import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.js'
-import { addClient } from './helpers/app.js'
-import { gatewayPairSuite, REVOKED } from './helpers/gateway-pair-suite.js'
-import { callsSince, commandCalls, issueTokens, liveGateway, pollUntilRefused, signedGet } from './helpers/live.js'
-import { startRedis } from './helpers/redis.js'
+import { signRequest } from '../plugin/client/index.ts'
+import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.ts'
+import { addClient } from './helpers/app.ts'
+import { gatewayPairSuite, REVOKED } from './helpers/gateway-pair-suite.ts'
+import { callsSince, commandCalls, issueTokens, liveGateway, pollUntilRefused, signedGet } from './helpers/live.ts'
+import { startRedis } from './helpers/redis.ts'
 
 const redis = await startRedis(t)
 // Command counts need a Redis nobody else talks to.

@@ -5,10 +5,10 @@
 import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import type { GatewayConfig } from '../gateway/config.js'
-import { API_HOST, buildTestGateway, defaultAuthorization, echoRoutes, hmac, liveToken, nonceAt, openApiError, recordingUpstream, signedInject, signedString, type LiveTokens, type Recorded } from './helpers/gateway.js'
-import { dechunk } from './helpers/dechunk.js'
-import { wsgiUpstream } from './helpers/wsgi-upstream.js'
+import type { GatewayConfig } from '../gateway/config.ts'
+import { API_HOST, buildTestGateway, defaultAuthorization, echoRoutes, hmac, liveToken, nonceAt, openApiError, recordingUpstream, signedInject, signedString, type LiveTokens, type Recorded } from './helpers/gateway.ts'
+import { dechunk } from './helpers/dechunk.ts'
+import { wsgiUpstream } from './helpers/wsgi-upstream.ts'
 
 const IDENTITY_HEADERS = ['x-macgate-client-id', 'x-macgate-open-id', 'x-macgate-scope', 'x-macgate-user-id']
 

@@ -6,15 +6,15 @@ import { Agent, createServer as createHttpServer, get as httpGet, type IncomingM
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { spawnSource } from './helpers/source.js'
-import { collectStrays } from './helpers/strays.js'
+import { spawnSource } from './helpers/source.ts'
+import { collectStrays } from './helpers/strays.ts'
 import t, { type Test } from 'tap'
-import { parseTokenResponse, signRequest, type TokenResponse } from '../plugin/client/index.js'
-import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.js'
-import { RedisStore } from '../plugin/store/redis/redis-store.js'
-import { addClient, addUser, REDIRECT_URI } from './helpers/app.js'
-import { codeExchange, eventually, issueTokens, liveGateway, pollUntilRefused, signedGet, tokenRequest, type LiveGateway } from './helpers/live.js'
-import { freePort, startRedis } from './helpers/redis.js'
+import { parseTokenResponse, signRequest, type TokenResponse } from '../plugin/client/index.ts'
+import { mintMacKey, mintToken, newGrantId, randomBase64Url } from '../plugin/core/credentials.ts'
+import { RedisStore } from '../plugin/store/redis/redis-store.ts'
+import { addClient, addUser, REDIRECT_URI } from './helpers/app.ts'
+import { codeExchange, eventually, issueTokens, liveGateway, pollUntilRefused, signedGet, tokenRequest, type LiveGateway } from './helpers/live.ts'
+import { freePort, startRedis } from './helpers/redis.ts'
 
 const UNAVAILABLE = { result: 'error', description: 'service temporarily unavailable', code: 96000 }
 const TOKEN_UNAVAILABLE = '&&&START&&&{"error":96000,"error_description":"service temporarily unavailable"}'
@@ -116,7 +116,11 @@ t.test('Redis stops under two gateways with warm token caches', own, async (t) =
 class HttpBrowser {
   readonly cookies = new Map<string, string>()
   csrf = ''
-  constructor (readonly origin: string) {}
+  readonly origin: string
+
+  constructor (origin: string) {
+    this.origin = origin
+  }
 
   async go (path: string, form?: Record<string, string>): Promise<{ status: number, location: string | null }> {
     const headers: Record<string, string> = { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') }

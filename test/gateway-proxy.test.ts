@@ -3,7 +3,7 @@
 import { request as httpRequest } from 'node:http'
 import { once } from 'node:events'
 import t from 'tap'
-import { buildTestGateway, echoRoutes, hmac, liveToken, nonceAt, openApiError, recordingUpstream, signedInject, signedString } from './helpers/gateway.js'
+import { buildTestGateway, echoRoutes, hmac, liveToken, nonceAt, openApiError, recordingUpstream, signedInject, signedString } from './helpers/gateway.ts'
 
 const IDENTITY_HEADERS = ['x-macgate-client-id', 'x-macgate-open-id', 'x-macgate-scope', 'x-macgate-user-id']
 

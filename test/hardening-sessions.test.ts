@@ -5,11 +5,11 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { changePassword, removeUser } from '../plugin/index.js'
-import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
-import { startRedis } from './helpers/redis.js'
-import { cliEnv } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
+import { changePassword, removeUser } from '../plugin/index.ts'
+import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { startRedis } from './helpers/redis.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
 
 /** A client's authorization request: the consent page for a session, sign-in without one. */
 function consentUrl (clientId: string): string {

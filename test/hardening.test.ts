@@ -8,12 +8,12 @@ import { createServer } from 'node:net'
 import { dirname } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { RedisStore, RegistrationError, ScopeRegistry, registerClient, type ClientRecord } from '../plugin/index.js'
-import { addClient, addPublicClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, obtainCode, REDIRECT_URI, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
-import { liveToken, openApiError, signedInject } from './helpers/gateway.js'
-import { startRedis } from './helpers/redis.js'
-import { cli, cliEnv } from './helpers/cli.js'
-import { assertTokenError, assertTokenSet, codeParams, PREFIX, rawToken } from './helpers/token-checks.js'
+import { RedisStore, RegistrationError, ScopeRegistry, registerClient, type ClientRecord } from '../plugin/index.ts'
+import { addClient, addPublicClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, obtainCode, REDIRECT_URI, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.ts'
+import { liveToken, openApiError, signedInject } from './helpers/gateway.ts'
+import { startRedis } from './helpers/redis.ts'
+import { cli, cliEnv } from './helpers/cli.ts'
+import { assertTokenError, assertTokenSet, codeParams, PREFIX, rawToken } from './helpers/token-checks.ts'
 
 // --- the command line, as cli.test.ts runs it --------------------------------------------------
 

@@ -2,9 +2,9 @@
 // serves, ready only while the store answers, and ready again by itself once Redis is back.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildAdminServer } from '../gateway/server.js'
-import { buildTestGateway } from './helpers/gateway.js'
-import { eventually } from './helpers/live.js'
+import { buildAdminServer } from '../gateway/server.ts'
+import { buildTestGateway } from './helpers/gateway.ts'
+import { eventually } from './helpers/live.ts'
 
 const shared = process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== ''
 

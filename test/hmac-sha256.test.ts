@@ -1,12 +1,12 @@
 // HmacSha256, per client and opt-in: a client registered with it gets `"mac_algorithm":"HmacSha256"`
 // and is verified with it; every other client stays on HmacSha1, the spec's only algorithm.
 import t, { type Test } from 'tap'
-import { parseImplicitFragment, parseTokenResponse, signRequest } from '../plugin/client/index.js'
-import { RegistrationError } from '../plugin/index.js'
-import { addClient, addUser, authorizeAndAllow, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.js'
-import { cliEnv } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
-import { codeParams, refreshParams } from './helpers/token-checks.js'
+import { parseImplicitFragment, parseTokenResponse, signRequest } from '../plugin/client/index.ts'
+import { RegistrationError } from '../plugin/index.ts'
+import { addClient, addUser, authorizeAndAllow, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { codeParams, refreshParams } from './helpers/token-checks.ts'
 
 async function signedCall (app: Awaited<ReturnType<typeof buildTestApp>>['app'], token: { access_token: string, mac_key: string }, macAlgorithm?: string): Promise<number> {
   const authorization = signRequest({ method: 'GET', url: 'http://api.example.com/user/profile', accessToken: token.access_token, macKey: token.mac_key, ...(macAlgorithm !== undefined && { macAlgorithm }) })

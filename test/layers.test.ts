@@ -8,7 +8,7 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import t from 'tap'
-import { ROOT } from './helpers/source.js'
+import { ROOT } from './helpers/source.ts'
 
 t.setTimeout(120_000)
 
@@ -66,8 +66,8 @@ const PLANTED: Record<string, string> = {
   'plugin/oauth/down.ts': "export { x } from '../store/planted.js'\nexport { x as z } from '../client/planted.js'\n",
   'plugin/down.ts': "export { x } from './oauth/planted.js'\n",
   'plugin/client/same-folder.ts': "export { x } from './planted.js'\n",
-  'gateway/entries.ts': "export * from '../plugin/index.js'\nexport * as client from '../plugin/client/index.js'\n",
-  'bench/entries.ts': "export * from '../gateway/server.js'\n",
+  'gateway/entries.ts': "export * from '../plugin/index.ts'\nexport * as client from '../plugin/client/index.ts'\n",
+  'bench/entries.ts': "export * from '../gateway/server.ts'\n",
   'plugin/core/text.ts': "export const page = `<script> import x from '../oauth/planted.js' </script>`\n// import y from '../oauth/planted.js'\n"
 }
 

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { checkPath, GRANT_PARAMETER, LoadFileError, readCredentials, readGrants, readPaths } from '../gateway/load/files.js'
+import { checkPath, GRANT_PARAMETER, LoadFileError, readCredentials, readGrants, readPaths } from '../gateway/load/files.ts'
 
 const directory = await mkdtemp(join(tmpdir(), 'macgate-load-files-'))
 t.teardown(async () => await rm(directory, { recursive: true, force: true }))

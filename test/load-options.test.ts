@@ -7,9 +7,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { loadCommand, progressWriter } from '../gateway/commands/load.js'
-import { capture } from './helpers/capture.js'
-import type { LoadProgress } from '../gateway/load/run.js'
+import { loadCommand, progressWriter } from '../gateway/commands/load.ts'
+import { capture } from './helpers/capture.ts'
+import type { LoadProgress } from '../gateway/load/run.ts'
 
 interface Seen { method: string, url: string, headers: IncomingHttpHeaders, body: string }
 

@@ -5,10 +5,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { LatencyHistogram } from '../gateway/load/histogram.js'
-import { buildReport, progressLine, table, writeReport, type LoadReport, type ReportSettings } from '../gateway/load/report.js'
-import { chart, escapeXml } from '../gateway/load/chart.js'
-import type { LoadProgress, LoadResult } from '../gateway/load/run.js'
+import { LatencyHistogram } from '../gateway/load/histogram.ts'
+import { buildReport, progressLine, table, writeReport, type LoadReport, type ReportSettings } from '../gateway/load/report.ts'
+import { chart, escapeXml } from '../gateway/load/chart.ts'
+import type { LoadProgress, LoadResult } from '../gateway/load/run.ts'
 
 const DATE = new Date('2025-03-04T05:06:07.089Z')
 

@@ -1,9 +1,9 @@
 // macDebug: a "mac does not match" answer shows the server's string to sign, and the client helper
 // explains its own, so that a client developer sees which line differs. Off by default.
 import t, { type Test } from 'tap'
-import { explainSignature, signRequest } from '../plugin/client/index.js'
-import { grantAccessToken } from '../plugin/index.js'
-import { addClient, buildTestApp } from './helpers/app.js'
+import { explainSignature, signRequest } from '../plugin/client/index.ts'
+import { grantAccessToken } from '../plugin/index.ts'
+import { addClient, buildTestApp } from './helpers/app.ts'
 
 async function setup (t: Test, macDebug?: boolean) {
   const { app, store } = await buildTestApp(t, macDebug === undefined ? {} : { macDebug })

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { MAX_HEADER_LENGTH, parseMacHeader } from '../plugin/mac/header.js'
+import { MAX_HEADER_LENGTH, parseMacHeader } from '../plugin/mac/header.ts'
 
 interface Vectors {
   headers: {

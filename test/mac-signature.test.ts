@@ -10,7 +10,7 @@ import {
   signingHost,
   signingKeyOf,
   stringToSign
-} from '../plugin/mac/signature.js'
+} from '../plugin/mac/signature.ts'
 
 interface Vectors {
   signing: Array<{ source: string, mac_key: string, nonce: string, method: string, host: string, path: string, query: string, string: string, mac: string }>

@@ -5,13 +5,13 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildAdminServer } from '../gateway/server.js'
-import { mintToken, newGrantId } from '../plugin/core/credentials.js'
-import type { Store } from '../plugin/store/store.js'
-import { addClient, authorizeUrl, callToken, InjectBrowser, addUser, REDIRECT_URI } from './helpers/app.js'
-import { API_HOST, awayFromMinuteEdge, buildTestGateway, echoRoutes, liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.js'
-import { eventually } from './helpers/live.js'
-import { parseMetrics, type MetricsText } from './helpers/metrics-text.js'
+import { buildAdminServer } from '../gateway/server.ts'
+import { mintToken, newGrantId } from '../plugin/core/credentials.ts'
+import type { Store } from '../plugin/store/store.ts'
+import { addClient, authorizeUrl, callToken, InjectBrowser, addUser, REDIRECT_URI } from './helpers/app.ts'
+import { API_HOST, awayFromMinuteEdge, buildTestGateway, echoRoutes, liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.ts'
+import { eventually } from './helpers/live.ts'
+import { parseMetrics, type MetricsText } from './helpers/metrics-text.ts'
 
 const OUTCOMES = ['ok', 'malformed_header', 'unknown_token', 'mac_mismatch', 'stale_nonce', 'replayed_nonce',
   'query_binding', 'scope_denied', 'quota_exceeded', 'bad_request', 'store_unavailable', 'internal']

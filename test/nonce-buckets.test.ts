@@ -2,9 +2,9 @@
 // dropped whole when its minute leaves the window, and a ceiling that refuses only when truly full.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { NonceBuckets } from '../plugin/store/memory/nonce-buckets.js'
-import { MemoryStore } from '../plugin/store/memory/memory-store.js'
-import { nonceUse } from './helpers/store-suite.js'
+import { NonceBuckets } from '../plugin/store/memory/nonce-buckets.ts'
+import { MemoryStore } from '../plugin/store/memory/memory-store.ts'
+import { nonceUse } from './helpers/store-suite.ts'
 
 /** A clock the test steps: no sleeping. */
 function steppedClock (start = 1_700_000_000_000): { now: () => number, step: (ms: number) => void } {

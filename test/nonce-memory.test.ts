@@ -4,8 +4,8 @@ import { randomFillSync } from 'node:crypto'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import t from 'tap'
-import { MemoryStore } from '../plugin/store/memory/memory-store.js'
-import type { NonceUse } from '../plugin/store/store.js'
+import { MemoryStore } from '../plugin/store/memory/memory-store.ts'
+import type { NonceUse } from '../plugin/store/store.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void

@@ -2,11 +2,11 @@
 // costs in used_memory, and the upgrade from one key per nonce.
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { RedisStore } from '../plugin/store/redis/redis-store.js'
-import { LEGACY_WINDOW_MS } from '../plugin/store/redis/nonces.js'
-import { startRedis } from './helpers/redis.js'
-import { nonceUse } from './helpers/store-suite.js'
-import type { NonceUse } from '../plugin/store/store.js'
+import { RedisStore } from '../plugin/store/redis/redis-store.ts'
+import { LEGACY_WINDOW_MS } from '../plugin/store/redis/nonces.ts'
+import { startRedis } from './helpers/redis.ts'
+import { nonceUse } from './helpers/store-suite.ts'
+import type { NonceUse } from '../plugin/store/store.ts'
 
 const redis = await startRedis(t)
 let stores = 0

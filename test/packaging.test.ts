@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import semver from 'semver'
 import t from 'tap'
-import { ROOT, spawnSource } from './helpers/source.js'
+import { ROOT, spawnSource } from './helpers/source.ts'
 
 t.setTimeout(120_000)
 

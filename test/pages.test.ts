@@ -2,9 +2,9 @@
 // winning over them), the sign-in page naming the app, and a reload of the demo's last page.
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.js'
-import { FAVICON_SVG, MemoryStore } from '../plugin/index.js'
-import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
+import { buildGateway } from '../gateway/server.ts'
+import { FAVICON_SVG, MemoryStore } from '../plugin/index.ts'
+import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 
 const PAGE_HEADERS = { 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'", 'referrer-policy': 'no-referrer' }
 

@@ -3,9 +3,9 @@
 // answer's form.
 import Fastify from 'fastify'
 import t from 'tap'
-import { memoryLog } from './helpers/memory-log.js'
-import macgate, { compileValidator, errors, MemoryStore, toOAuthError, type ClientRecord } from '../plugin/index.js'
-import { addClient, REDIRECT_URI } from './helpers/app.js'
+import { memoryLog } from './helpers/memory-log.ts'
+import macgate, { compileValidator, errors, MemoryStore, toOAuthError, type ClientRecord } from '../plugin/index.ts'
+import { addClient, REDIRECT_URI } from './helpers/app.ts'
 
 /** A store with one fault: reading a client throws something no store should. */
 class FaultyStore extends MemoryStore {

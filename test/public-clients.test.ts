@@ -5,9 +5,9 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import {
   addClient, addPublicClient, addUser, authorizeAndAllow, buildTestApp, callToken, InjectBrowser, REDIRECT_URI, SPA_REDIRECT_URI
-} from './helpers/app.js'
-import { assertTokenError, assertTokenSet, codeParams } from './helpers/token-checks.js'
-import { grantCode } from '../plugin/index.js'
+} from './helpers/app.ts'
+import { assertTokenError, assertTokenSet, codeParams } from './helpers/token-checks.ts'
+import { grantCode } from '../plugin/index.ts'
 
 const STORES = ['memory', 'redis'] as const
 

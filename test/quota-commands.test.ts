@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { buildAdminServer } from '../gateway/server.js'
-import { buildTestApp } from './helpers/app.js'
-import { cliEnv } from './helpers/cli.js'
-import { liveToken, signedInject } from './helpers/gateway.js'
-import { runInProcess } from './helpers/in-process.js'
-import { startRedis } from './helpers/redis.js'
+import { buildAdminServer } from '../gateway/server.ts'
+import { buildTestApp } from './helpers/app.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { liveToken, signedInject } from './helpers/gateway.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { startRedis } from './helpers/redis.ts'
 
 const routes = [
   { path: '/user/profile', methods: ['GET'], scopes: ['1'], match: 'all' as const, quota: { perMinute: 600 } },

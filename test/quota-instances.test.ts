@@ -3,12 +3,12 @@
 // bound (README, "Quotas"): not one request over the limit in a window, whatever the instances.
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.js'
-import { RedisStore, type RedisTarget } from '../plugin/index.js'
-import { addClient } from './helpers/app.js'
-import { issueTokens, signedGet, type LiveGateway } from './helpers/live.js'
-import { startRedis } from './helpers/redis.js'
-import { startRedisCluster } from './helpers/redis-cluster.js'
+import { buildGateway } from '../gateway/server.ts'
+import { RedisStore, type RedisTarget } from '../plugin/index.ts'
+import { addClient } from './helpers/app.ts'
+import { issueTokens, signedGet, type LiveGateway } from './helpers/live.ts'
+import { startRedis } from './helpers/redis.ts'
+import { startRedisCluster } from './helpers/redis-cluster.ts'
 
 const LIMIT = 20
 const routes = [{ path: '/user/profile', methods: ['GET'], scopes: ['1'], match: 'all' as const, quota: { perMinute: LIMIT } }]

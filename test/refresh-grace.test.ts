@@ -2,8 +2,8 @@
 // two refreshes racing) gets the same successor set; past it, reuse revokes the grant as ever.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { addClient, buildTestApp, callToken, obtainCode } from './helpers/app.js'
-import { assertTokenSet, codeParams, refreshParams } from './helpers/token-checks.js'
+import { addClient, buildTestApp, callToken, obtainCode } from './helpers/app.ts'
+import { assertTokenSet, codeParams, refreshParams } from './helpers/token-checks.ts'
 
 async function setup (t: Test, store: 'memory' | 'redis', refreshReuseGraceSeconds: number, clock?: () => number) {
   const { app, store: records } = await buildTestApp(t, { store, refreshReuseGraceSeconds, ...(clock !== undefined && { clock }) })

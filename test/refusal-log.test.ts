@@ -2,10 +2,10 @@
 // request; verified callers are still logged one by one, whatever the flood.
 import { mock } from 'node:test'
 import t from 'tap'
-import { REFUSAL_LINES_PER_SECOND } from '../gateway/access-log.js'
-import { mintToken, newGrantId } from '../plugin/core/credentials.js'
-import { awayFromMinuteEdge, liveToken, signedInject } from './helpers/gateway.js'
-import { loggedGateway } from './helpers/memory-log.js'
+import { REFUSAL_LINES_PER_SECOND } from '../gateway/access-log.ts'
+import { mintToken, newGrantId } from '../plugin/core/credentials.ts'
+import { awayFromMinuteEdge, liveToken, signedInject } from './helpers/gateway.ts'
+import { loggedGateway } from './helpers/memory-log.ts'
 
 const SUMMARY = 'refused requests not logged one by one'
 const UNKNOWN = 'access token invalid or expired'

@@ -3,13 +3,13 @@
 // seconds of grace are not spent loading TypeScript; cli.test.ts runs the command as a process.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { REDIRECT_URI } from './helpers/app.js'
-import { cliEnv } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
-import { buildGateway } from '../gateway/server.js'
-import { RedisStore } from '../plugin/index.js'
-import { issueTokens, refreshExchange, tokenRequest, type LiveGateway } from './helpers/live.js'
-import { startRedis } from './helpers/redis.js'
+import { REDIRECT_URI } from './helpers/app.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { buildGateway } from '../gateway/server.ts'
+import { RedisStore } from '../plugin/index.ts'
+import { issueTokens, refreshExchange, tokenRequest, type LiveGateway } from './helpers/live.ts'
+import { startRedis } from './helpers/redis.ts'
 
 const redis = await startRedis(t)
 // The gateway's clock is stepped past the grace instead of waiting it out (the grace is a time in

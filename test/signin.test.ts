@@ -1,7 +1,7 @@
 // The account pages: sign-in, CSRF, the session cookie, return_to, rate limiting, session fixation.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
+import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 
 const FAILED = 'Wrong username or password.'
 

@@ -6,10 +6,10 @@
 import { randomBytes } from 'node:crypto'
 import * as oauth from 'oauth4webapi'
 import t from 'tap'
-import { createSignedFetch } from '../plugin/client/index.js'
-import { addClient, addPublicClient, addUser, authorizeAndAllow, InjectBrowser, REDIRECT_URI, SPA_REDIRECT_URI } from './helpers/app.js'
-import { liveGateway, pollUntilRefused, signedGet } from './helpers/live.js'
-import { startRedis } from './helpers/redis.js'
+import { createSignedFetch } from '../plugin/client/index.ts'
+import { addClient, addPublicClient, addUser, authorizeAndAllow, InjectBrowser, REDIRECT_URI, SPA_REDIRECT_URI } from './helpers/app.ts'
+import { liveGateway, pollUntilRefused, signedGet } from './helpers/live.ts'
+import { startRedis } from './helpers/redis.ts'
 
 const redis = await startRedis(t)
 const gateway = await liveGateway(t, redis, randomBytes(32).toString('base64url'))

@@ -3,10 +3,10 @@
 // parameters and plain JSON, nothing Xiaomi-specific.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { mintToken, newGrantId } from '../plugin/core/credentials.js'
-import { addClient, buildTestApp } from './helpers/app.js'
-import { issueTokens, liveGateway, pollUntilRefused, signedGet } from './helpers/live.js'
-import { startRedis } from './helpers/redis.js'
+import { mintToken, newGrantId } from '../plugin/core/credentials.ts'
+import { addClient, buildTestApp } from './helpers/app.ts'
+import { issueTokens, liveGateway, pollUntilRefused, signedGet } from './helpers/live.ts'
+import { startRedis } from './helpers/redis.ts'
 
 interface Metadata { issuer: string, revocation_endpoint: string, introspection_endpoint: string, token_endpoint: string, [name: string]: unknown }
 

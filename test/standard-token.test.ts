@@ -4,11 +4,11 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { STANDARD_TOKEN_PATH } from '../plugin/oauth/standard-token-endpoint.js'
-import { hashSecret } from '../plugin/core/credentials.js'
-import { addClient, addPublicClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.js'
-import { parseMetrics } from './helpers/metrics-text.js'
-import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, PREFIX, rawToken, TOKEN_FIELDS, type TokenSetBody } from './helpers/token-checks.js'
+import { STANDARD_TOKEN_PATH } from '../plugin/oauth/standard-token-endpoint.ts'
+import { hashSecret } from '../plugin/core/credentials.ts'
+import { addClient, addPublicClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.ts'
+import { parseMetrics } from './helpers/metrics-text.ts'
+import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, PREFIX, rawToken, TOKEN_FIELDS, type TokenSetBody } from './helpers/token-checks.ts'
 
 type Client = Awaited<ReturnType<typeof addClient>>
 

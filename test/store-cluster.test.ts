@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { Cluster } from 'ioredis'
-import { RedisStore } from '../plugin/store/redis/redis-store.js'
-import { newGrantId } from '../plugin/core/credentials.js'
-import { startRedisCluster } from './helpers/redis-cluster.js'
-import { Heard, issue, newClient, nonceUse, storeSuite } from './helpers/store-suite.js'
+import { RedisStore } from '../plugin/store/redis/redis-store.ts'
+import { newGrantId } from '../plugin/core/credentials.ts'
+import { startRedisCluster } from './helpers/redis-cluster.ts'
+import { Heard, issue, newClient, nonceUse, storeSuite } from './helpers/store-suite.ts'
 
 // The store suite on a real Redis Cluster (3 masters, 3 replicas), then what only a cluster has:
 // nonce batches over many slots, revocations published on one node heard through another, and the

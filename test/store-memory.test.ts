@@ -1,6 +1,6 @@
 import t from 'tap'
-import { MemoryStore } from '../plugin/store/memory/memory-store.js'
-import { storeSuite } from './helpers/store-suite.js'
+import { MemoryStore } from '../plugin/store/memory/memory-store.ts'
+import { storeSuite } from './helpers/store-suite.ts'
 
 // The store's clock runs with real time, and each case steps it past an expiry instead of sleeping.
 storeSuite(t, async (t) => {

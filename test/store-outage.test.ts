@@ -3,9 +3,9 @@
 // 400, 401 or 500; and once Redis is back (empty) the authorization endpoint serves again.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
-import { liveToken, signedInject } from './helpers/gateway.js'
-import { startRedis } from './helpers/redis.js'
+import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { liveToken, signedInject } from './helpers/gateway.ts'
+import { startRedis } from './helpers/redis.ts'
 
 const UNAVAILABLE_TEXT = 'service temporarily unavailable'
 const TOKEN_UNAVAILABLE = '&&&START&&&{"error":96000,"error_description":"service temporarily unavailable"}'

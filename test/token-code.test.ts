@@ -3,13 +3,13 @@
 import { createHash } from 'node:crypto'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.js'
-import macgate from '../plugin/index.js'
-import { hashSecret } from '../plugin/core/credentials.js'
-import { MemoryStore } from '../plugin/store/memory/memory-store.js'
-import type { RedisStore } from '../plugin/store/redis/redis-store.js'
-import { addClient, authorizeAndAllow, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.js'
-import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, NINETY_DAYS, refreshParams, TEN_YEARS } from './helpers/token-checks.js'
+import { buildGateway } from '../gateway/server.ts'
+import macgate from '../plugin/index.ts'
+import { hashSecret } from '../plugin/core/credentials.ts'
+import { MemoryStore } from '../plugin/store/memory/memory-store.ts'
+import type { RedisStore } from '../plugin/store/redis/redis-store.ts'
+import { addClient, authorizeAndAllow, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.ts'
+import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, NINETY_DAYS, refreshParams, TEN_YEARS } from './helpers/token-checks.ts'
 
 const STORES = ['memory', 'redis'] as const
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }

@@ -4,13 +4,13 @@
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
-import { spawnSource } from './helpers/source.js'
+import { spawnSource } from './helpers/source.ts'
 import t, { type Test } from 'tap'
-import { hashSecret } from '../plugin/core/credentials.js'
-import type { Store } from '../plugin/store/store.js'
-import { addClient, buildTestApp, callToken, obtainCode } from './helpers/app.js'
-import type { TestRedis } from './helpers/redis.js'
-import { assertTokenSet, codeParams, grantOf, PREFIX, refreshParams, TOKEN_FIELDS, type TokenSetBody } from './helpers/token-checks.js'
+import { hashSecret } from '../plugin/core/credentials.ts'
+import type { Store } from '../plugin/store/store.ts'
+import { addClient, buildTestApp, callToken, obtainCode } from './helpers/app.ts'
+import type { TestRedis } from './helpers/redis.ts'
+import { assertTokenSet, codeParams, grantOf, PREFIX, refreshParams, TOKEN_FIELDS, type TokenSetBody } from './helpers/token-checks.ts'
 
 const N = 20
 const ROUNDS = 3

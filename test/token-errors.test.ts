@@ -1,8 +1,8 @@
 // The token endpoint's failures (contract sections 4 and 5): every error is
 // `&&&START&&&{"error":N,"error_description":".."}` with its status and the JSON headers.
 import t, { type Test } from 'tap'
-import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.js'
-import { assertTokenError, assertTokenSet, basicAuth, codeParams, rawToken } from './helpers/token-checks.js'
+import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.ts'
+import { assertTokenError, assertTokenSet, basicAuth, codeParams, rawToken } from './helpers/token-checks.ts'
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 

@@ -4,13 +4,13 @@
 // refused, their session ends and their consents are gone; another user is untouched.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.js'
-import { signedInject } from './helpers/gateway.js'
-import { cli, cliEnv } from './helpers/cli.js'
-import { runInProcess } from './helpers/in-process.js'
-import { eventually } from './helpers/live.js'
-import { startRedis } from './helpers/redis.js'
-import { grantTokens, type Tokens } from './helpers/grants.js'
+import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { signedInject } from './helpers/gateway.ts'
+import { cli, cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
+import { eventually } from './helpers/live.ts'
+import { startRedis } from './helpers/redis.ts'
+import { grantTokens, type Tokens } from './helpers/grants.ts'
 
 const REVOKED = { result: 'error', description: 'access token invalid or expired', code: 96008 }
 

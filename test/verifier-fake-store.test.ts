@@ -3,12 +3,12 @@
 // counted nonce, the client reader): no MemoryStore, no Redis. This is what the roles are
 // for: a part of macgate can be tested, and a store adapter written, against the few methods it uses.
 import t from 'tap'
-import { signRequest } from '../plugin/client/index.js'
-import { errors } from '../plugin/core/errors.js'
-import { hashSecret, mintMacKey, mintToken, newGrantId, sealMacKey } from '../plugin/core/credentials.js'
-import { QuotaReading, Quotas } from '../plugin/mac/quota.js'
-import { DENIALS, MacVerifier, type VerifierStore } from '../plugin/mac/verify.js'
-import type { AccessTokenRecord, ClientReader, ClientRecord, CountedUse, NonceLog, NonceUse, QuotaCount } from '../plugin/store/store.js'
+import { signRequest } from '../plugin/client/index.ts'
+import { errors } from '../plugin/core/errors.ts'
+import { hashSecret, mintMacKey, mintToken, newGrantId, sealMacKey } from '../plugin/core/credentials.ts'
+import { QuotaReading, Quotas } from '../plugin/mac/quota.ts'
+import { DENIALS, MacVerifier, type VerifierStore } from '../plugin/mac/verify.ts'
+import type { AccessTokenRecord, ClientReader, ClientRecord, CountedUse, NonceLog, NonceUse, QuotaCount } from '../plugin/store/store.ts'
 
 const SECRET = 'the fake store\'s server secret'
 const HOST = 'api.example.com'

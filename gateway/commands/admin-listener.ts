@@ -1,10 +1,10 @@
 import cluster from 'node:cluster'
 import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import type { Store } from '../../plugin/index.js'
-import { buildAdminServer, isLoopback, type AdminServerOptions } from '../admin-server.js'
-export { withProcessMetrics } from '../admin-server.js'
-import { OperatorError } from './usage.js'
+import type { Store } from '../../plugin/index.ts'
+import { buildAdminServer, isLoopback, type AdminServerOptions } from '../admin-server.ts'
+export { withProcessMetrics } from '../admin-server.ts'
+import { OperatorError } from './usage.ts'
 
 export interface AdminAddress { port: number, host: string, token?: string }
 

@@ -1,6 +1,6 @@
-import { errors, type Store } from '../../plugin/index.js'
-import { openStore, sharedStoreName, unreachableMessage } from '../stores.js'
-import { OperatorError } from './usage.js'
+import { errors, type Store } from '../../plugin/index.ts'
+import { openStore, sharedStoreName, unreachableMessage } from '../stores.ts'
+import { OperatorError } from './usage.ts'
 
 /**
  * The store the environment names. A malformed REDIS_URL or REDIS_CLUSTER_NODES is refused before

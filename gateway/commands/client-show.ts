@@ -1,8 +1,8 @@
-import { quotaCounterName, quotaWindow, type ClientRecord, type NonceReports } from '../../plugin/index.js'
-import { loadConfig, type RouteRule } from '../config.js'
-import { withAdminStore } from './admin-store.js'
-import type { CommandIO } from './io.js'
-import { OperatorError, parseCommand, UsageError } from './usage.js'
+import { quotaCounterName, quotaWindow, type ClientRecord, type NonceReports } from '../../plugin/index.ts'
+import { loadConfig, type RouteRule } from '../config.ts'
+import { withAdminStore } from './admin-store.ts'
+import type { CommandIO } from './io.ts'
+import { OperatorError, parseCommand, UsageError } from './usage.ts'
 
 /** One limited route as `clients show` prints it: the limit that applies and the window's use. */
 export interface RouteQuotaUse {

@@ -1,8 +1,8 @@
-import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, updateClient, type ClientRecord, type ClientUpdate } from '../../plugin/index.js'
-import { withAdminStore } from './admin-store.js'
-import type { CommandIO } from './io.js'
-import { parseCommand, UsageError } from './usage.js'
-import { show } from './client-show.js'
+import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, updateClient, type ClientRecord, type ClientUpdate } from '../../plugin/index.ts'
+import { withAdminStore } from './admin-store.ts'
+import type { CommandIO } from './io.ts'
+import { parseCommand, UsageError } from './usage.ts'
+import { show } from './client-show.ts'
 
 async function add (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values } = parseCommand('clients add', {

@@ -1,4 +1,4 @@
-import type { LoadOutputs } from './load.js'
+import type { LoadOutputs } from './load.ts'
 
 /**
  * Where a command reads its settings and input and writes its output: the process's own by

@@ -1,11 +1,11 @@
 // `macgate load`: signed load against a deployment, each request with a fresh nonce and signature
 // from the client library, or code exchanges and refreshes against its token endpoint.
 import { connect } from 'node:net'
-import { checkPath, LoadFileError, readCredentials, readGrants, readPaths, type GrantType, type WeightedPath } from '../load/files.js'
-import { buildReport, progressLine, table, writeReport, type LoadReport, type ReportSettings } from '../load/report.js'
-import { roundRobin, signedRequests, weighted, zipf, type Credentials } from '../load/requests.js'
-import { runLoad, type LoadProgress, type SetupRequest } from '../load/run.js'
-import { OperatorError, parseCommand, UsageError } from './usage.js'
+import { checkPath, LoadFileError, readCredentials, readGrants, readPaths, type GrantType, type WeightedPath } from '../load/files.ts'
+import { buildReport, progressLine, table, writeReport, type LoadReport, type ReportSettings } from '../load/report.ts'
+import { roundRobin, signedRequests, weighted, zipf, type Credentials } from '../load/requests.ts'
+import { runLoad, type LoadProgress, type SetupRequest } from '../load/run.ts'
+import { OperatorError, parseCommand, UsageError } from './usage.ts'
 
 const OPTIONS = {
   url: { type: 'string' },

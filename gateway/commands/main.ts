@@ -1,10 +1,10 @@
-import { RegistrationError } from '../../plugin/index.js'
-import { clientsCommand } from './clients.js'
-import { processIO, type CommandIO } from './io.js'
-import { loadCommand } from './load.js'
-import { startCommand } from './start.js'
-import { usersCommand } from './users.js'
-import { OperatorError, UsageError, usage } from './usage.js'
+import { RegistrationError } from '../../plugin/index.ts'
+import { clientsCommand } from './clients.ts'
+import { processIO, type CommandIO } from './io.ts'
+import { loadCommand } from './load.ts'
+import { startCommand } from './start.ts'
+import { usersCommand } from './users.ts'
+import { OperatorError, UsageError, usage } from './usage.ts'
 
 /** Runs one `macgate` command line (the arguments after `macgate`) with `io`'s environment and streams. */
 export async function main (argv: string[], io: CommandIO = processIO()): Promise<void> {

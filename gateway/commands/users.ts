@@ -1,8 +1,8 @@
 import { text } from 'node:stream/consumers'
-import { changePassword, createUser, removeUser } from '../../plugin/index.js'
-import { withAdminStore } from './admin-store.js'
-import type { CommandIO } from './io.js'
-import { parseCommand, UsageError } from './usage.js'
+import { changePassword, createUser, removeUser } from '../../plugin/index.ts'
+import { withAdminStore } from './admin-store.ts'
+import type { CommandIO } from './io.ts'
+import { parseCommand, UsageError } from './usage.ts'
 
 /** What `--password` and its kin answer: where the password is read from, and why. */
 function passwordHints (command: string): Record<string, string> {

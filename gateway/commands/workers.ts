@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { OperatorError, UsageError } from './usage.js'
+import { OperatorError, UsageError } from './usage.ts'
 
 /**
  * `--workers` / MACGATE_WORKERS: a whole number, or `auto` for one per core. A bad value names

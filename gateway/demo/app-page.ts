@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { escapeHtml, layout } from '../../plugin/index.js'
+import { escapeHtml, layout } from '../../plugin/index.ts'
 
 /** What the page's script needs: where the gateway is, and the two demo clients by grant. */
 export interface DemoAppConfig {

@@ -1,10 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import { SECURITY_HEADERS } from '../../plugin/index.js'
-import { appPage, appPolicy, type DemoAppConfig } from './app-page.js'
-import { APP_SCRIPT } from './app-script.js'
-import { loadBrowserClient } from './client-modules.js'
+import { SECURITY_HEADERS } from '../../plugin/index.ts'
+import { appPage, appPolicy, type DemoAppConfig } from './app-page.ts'
+import { APP_SCRIPT } from './app-script.ts'
+import { loadBrowserClient } from './client-modules.ts'
 
-export type { DemoAppConfig } from './app-page.js'
+export type { DemoAppConfig } from './app-page.ts'
 
 export interface DemoApp {
   /** `http://host:port`, the origin its clients register. */

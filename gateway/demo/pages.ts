@@ -1,5 +1,5 @@
-import type { TokenResponse } from '../../plugin/client/index.js'
-import { escapeHtml, layout as pageLayout } from '../../plugin/index.js'
+import type { TokenResponse } from '../../plugin/client/index.ts'
+import { escapeHtml, layout as pageLayout } from '../../plugin/index.ts'
 
 // The demo shows data: the plugin's one layout, in its wide form.
 function layout (title: string, body: string): string {

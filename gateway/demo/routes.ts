@@ -1,9 +1,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { parseTokenResponse, signRequest } from '../../plugin/client/index.js'
-import { securityHeaders, sendPage } from '../../plugin/index.js'
-import { alreadyCompletedPage, callbackPage, demoPage, demoErrorPage } from './pages.js'
+import { parseTokenResponse, signRequest } from '../../plugin/client/index.ts'
+import { securityHeaders, sendPage } from '../../plugin/index.ts'
+import { alreadyCompletedPage, callbackPage, demoPage, demoErrorPage } from './pages.ts'
 
 /** A registered client the demo plays: the service's own example of a client app. */
 export interface DemoClient {

@@ -1,6 +1,6 @@
 // The SVG of a `macgate load` run, in the benchmark's look (bench/report.ts): throughput and p99,
 // one point per second, in two panels over the same time axis.
-import type { LoadReport } from './report.js'
+import type { LoadReport } from './report.ts'
 
 export function escapeXml (text: string): string {
   return text.replace(/[<>&"]/g, (character) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[character]!)

@@ -2,7 +2,7 @@
 // codes or refresh tokens to spend at the token endpoint (--token-endpoint). Each refusal names the
 // file and the line, and never quotes a line's content: it may hold a key.
 import { readFile } from 'node:fs/promises'
-import type { Credentials } from './requests.js'
+import type { Credentials } from './requests.ts'
 
 /** A file that cannot be used as given; the command turns it into a usage error. */
 export class LoadFileError extends Error {

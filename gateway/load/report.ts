@@ -2,8 +2,8 @@
 // the live line while it runs.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { chart } from './chart.js'
-import type { LoadProgress, LoadResult, Sample } from './run.js'
+import { chart } from './chart.ts'
+import type { LoadProgress, LoadResult, Sample } from './run.ts'
 
 export interface LoadReport {
   date: string

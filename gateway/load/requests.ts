@@ -1,8 +1,8 @@
 // What each request of a load run carries: a path of the mix, a token of the population, and a
 // fresh nonce and signature from the client library, as a client app signs its calls.
 import type { Request as AutocannonRequest } from 'autocannon'
-import { signRequest } from '../../plugin/client/index.js'
-import type { SetupRequest } from './run.js'
+import { signRequest } from '../../plugin/client/index.ts'
+import type { SetupRequest } from './run.ts'
 
 export interface Credentials {
   accessToken: string

@@ -2,7 +2,7 @@
 // by the open API's error code, and a sample each second for the live line and the chart. The
 // benchmark (bench/run.ts) and `macgate load` both measure with it.
 import type { Request as AutocannonRequest } from 'autocannon'
-import { LatencyHistogram } from './histogram.js'
+import { LatencyHistogram } from './histogram.ts'
 
 export type SetupRequest = (request: AutocannonRequest, context?: object) => AutocannonRequest
 

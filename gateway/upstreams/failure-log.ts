@@ -1,7 +1,7 @@
 // Upstream failures at warn, at most once a second per upstream and cause: a down upstream under
 // load is one line a second with how many were left out, not a line (and a stack) per request.
 import type { FastifyBaseLogger } from 'fastify'
-import type { FailureCause } from './failure.js'
+import type { FailureCause } from './failure.ts'
 
 interface Slot {
   /** When this upstream and cause last wrote a line (ms, the log's clock). */

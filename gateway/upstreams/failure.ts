@@ -1,5 +1,5 @@
 // Why an upstream request failed, from the error undici gives, and what the caller gets for it.
-import { errors, type OAuthError } from '../../plugin/index.js'
+import { errors, type OAuthError } from '../../plugin/index.ts'
 
 /** The causes an upstream failure is counted and logged under (a bounded label set). */
 export const CAUSES = ['refused', 'reset', 'dns', 'tls', 'connect_timeout', 'headers_timeout', 'body_timeout', 'busy', 'no_instance', 'caller_gone', 'other'] as const

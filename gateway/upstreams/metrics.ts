@@ -1,8 +1,8 @@
 // Per-upstream metrics, read from each upstream's plain counters at scrape time: the request path
 // pays integer increments only. The `upstream` label is an upstream of the config (bounded).
 import { Counter, Gauge, type Registry } from 'prom-client'
-import { CAUSES } from './failure.js'
-import type { Upstream } from './upstream.js'
+import { CAUSES } from './failure.ts'
+import type { Upstream } from './upstream.ts'
 
 export function registerUpstreamMetrics (registry: Registry, upstreams: () => Upstream[]): void {
   const registers = [registry]

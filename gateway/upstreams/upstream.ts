@@ -2,9 +2,9 @@
 // passive health check, and a bound on the requests waiting for it.
 import type { IncomingMessage } from 'node:http'
 import { Pool, type Dispatcher } from 'undici'
-import type { UpstreamPoolSettings } from '../config.js'
-import { answerFor, causeOf, countsAgainstInstance, failedBeforeSending, type FailureCause, CAUSES } from './failure.js'
-import type { FailureLog } from './failure-log.js'
+import type { UpstreamPoolSettings } from '../config.ts'
+import { answerFor, causeOf, countsAgainstInstance, failedBeforeSending, type FailureCause, CAUSES } from './failure.ts'
+import type { FailureLog } from './failure-log.ts'
 
 /** A request as reply-from hands it to its dispatcher, with the fields the upstream sets. */
 export type UpstreamRequest = Dispatcher.RequestOptions & { origin?: string, signal?: unknown }

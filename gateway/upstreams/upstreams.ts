@@ -2,9 +2,9 @@
 // request's route target (left on its headers by proxy.ts) and hands the request to that upstream.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { IncomingMessage } from 'node:http'
-import type { UpstreamPoolSettings, UpstreamTimeouts } from '../config.js'
-import type { FailureLog } from './failure-log.js'
-import { Upstream, type ResponseCallback, type RouteTimeouts, type UpstreamRequest } from './upstream.js'
+import type { UpstreamPoolSettings, UpstreamTimeouts } from '../config.ts'
+import type { FailureLog } from './failure-log.ts'
+import { Upstream, type ResponseCallback, type RouteTimeouts, type UpstreamRequest } from './upstream.ts'
 
 /** Where one route's requests go and how long they may take. */
 export interface RouteTarget extends RouteTimeouts {

@@ -1,4 +1,4 @@
-import { escapeHtml, layout } from '../core/html.js'
+import { escapeHtml, layout } from '../core/html.ts'
 
 export interface AuthorizedApp {
   clientId: string

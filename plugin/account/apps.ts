@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
-import { errors } from '../core/errors.js'
-import { single, type Params } from '../core/params.js'
-import { sendPage } from '../core/replies.js'
-import { appsPage, type AuthorizedApp } from './apps-page.js'
-import { removeAppAccess } from './authorized-apps.js'
-import { APPS_PAGE, currentUser } from './session.js'
+import type { MacgateContext } from '../config/options.ts'
+import { errors } from '../core/errors.ts'
+import { single, type Params } from '../core/params.ts'
+import { sendPage } from '../core/replies.ts'
+import { appsPage, type AuthorizedApp } from './apps-page.ts'
+import { removeAppAccess } from './authorized-apps.ts'
+import { APPS_PAGE, currentUser } from './session.ts'
 
 const CLIENT_ID = /^[0-9]{1,32}$/
 

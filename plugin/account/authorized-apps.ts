@@ -1,4 +1,4 @@
-import type { ConsentStore, GrantIndex, TokenStore, UserGrant } from '../store/store.js'
+import type { ConsentStore, GrantIndex, TokenStore, UserGrant } from '../store/store.ts'
 
 /**
  * Revokes the user's grants that `which` picks, each with the store's atomic revoke (which

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import { hashSecret, randomBase64Url } from '../core/credentials.js'
+import { hashSecret, randomBase64Url } from '../core/credentials.ts'
 import fastifyCsrf from '@fastify/csrf-protection'
 import fastifySecureSession from '@fastify/secure-session'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
+import type { MacgateContext } from '../config/options.ts'
 
 /** The user's apps page: under /oauth2, the only path the session cookie is sent to (never to the open API). */
 export const APPS_PAGE = '/oauth2/account/apps'

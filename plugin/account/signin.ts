@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import { sendPage } from '../core/replies.js'
-import type { MacgateContext } from '../config/options.js'
-import { queryOf, single, type Params } from '../core/params.js'
-import { isClientId } from '../core/credentials.js'
-import { decoyHash, verifyPassword } from './password.js'
-import { signedInPage, signInPage } from './pages.js'
-import { endSession, safeReturnTo, startSession } from './session.js'
+import { sendPage } from '../core/replies.ts'
+import type { MacgateContext } from '../config/options.ts'
+import { queryOf, single, type Params } from '../core/params.ts'
+import { isClientId } from '../core/credentials.ts'
+import { decoyHash, verifyPassword } from './password.ts'
+import { signedInPage, signInPage } from './pages.ts'
+import { endSession, safeReturnTo, startSession } from './session.ts'
 
 /** The registered app a sign-in continues to, named by its return_to's client_id; else none. */
 async function appNameOf (config: MacgateContext, returnTo: string | undefined): Promise<string | undefined> {

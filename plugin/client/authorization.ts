@@ -1,8 +1,8 @@
 // The sign-in of an app without a server (contract section 11), for both grants: the code grant
 // with PKCE as a public client, and the implicit grant. What the app keeps between leaving for the
 // authorize page and coming back lives in the tab's sessionStorage; the tokens are returned.
-import { randomText, base64url } from './base64.js'
-import { parseImplicitFragment, parseTokenResponse, TokenEndpointError, type TokenResponse } from './token-response.js'
+import { randomText, base64url } from './base64.ts'
+import { parseImplicitFragment, parseTokenResponse, TokenEndpointError, type TokenResponse } from './token-response.ts'
 
 /** A public client (no secret) as registered at the gateway. */
 export interface PublicClient {

@@ -1,7 +1,7 @@
 // What client apps import as `macgate/client` in Node: request signing (synchronous on node:crypto,
 // or on Web Crypto as in a browser) and token response parsing. Browsers get browser.ts instead.
-export { explainSignature, signRequest, createSignedFetch, type SignRequestOptions, type SignedFetchOptions, type SignedFetch } from './sign.js'
-export { computeMacAsync, signRequestAsync, createWebSignedFetch } from './web-sign.js'
+export { explainSignature, signRequest, createSignedFetch, type SignRequestOptions, type SignedFetchOptions, type SignedFetch } from './sign.ts'
+export { computeMacAsync, signRequestAsync, createWebSignedFetch } from './web-sign.ts'
 export {
   beginAuthorization,
   completeAuthorization,
@@ -16,12 +16,12 @@ export {
   type CompleteAuthorizationOptions,
   type RefreshOptions,
   type RevokeOptions
-} from './authorization.js'
+} from './authorization.ts'
 export {
   parseTokenResponse,
   parseImplicitFragment,
   TokenEndpointError,
   type TokenResponse,
   type ImplicitGrant
-} from './token-response.js'
-export { canonicalQuery, computeMac, makeNonce, stringToSign } from '../mac/signature.js'
+} from './token-response.ts'
+export { canonicalQuery, computeMac, makeNonce, stringToSign } from '../mac/signature.ts'

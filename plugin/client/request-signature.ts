@@ -1,6 +1,6 @@
 // What both signers share (the Node one in sign.ts, the Web Crypto one in web-sign.ts): the string
 // a request is signed over and the header that carries the mac. Plain string work, no Node built-in.
-import { canonicalQuery, stringToSign } from '../mac/string-to-sign.js'
+import { canonicalQuery, stringToSign } from '../mac/string-to-sign.ts'
 
 /**
  * The string a request is signed over (nonce, method, host without port, path, canonical query, one

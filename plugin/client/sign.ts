@@ -1,5 +1,5 @@
-import { computeMac, hashNameOf, makeNonce } from '../mac/signature.js'
-import { explainSignature, macHeader, type SignedFetch, type SignedFetchOptions, type SignRequestOptions } from './request-signature.js'
+import { computeMac, hashNameOf, makeNonce } from '../mac/signature.ts'
+import { explainSignature, macHeader, type SignedFetch, type SignedFetchOptions, type SignRequestOptions } from './request-signature.ts'
 
 export { explainSignature, type SignedFetch, type SignedFetchOptions, type SignRequestOptions }
 

@@ -1,8 +1,8 @@
 // Signing on Web Crypto, for browsers and for Node alike (Node 20 has globalThis.crypto): the same
 // header as sign.ts, computed asynchronously because crypto.subtle is.
-import { base64 } from './base64.js'
-import { unixMinute } from '../mac/string-to-sign.js'
-import { explainSignature, macHeader, type SignedFetch, type SignedFetchOptions, type SignRequestOptions } from './request-signature.js'
+import { base64 } from './base64.ts'
+import { unixMinute } from '../mac/string-to-sign.ts'
+import { explainSignature, macHeader, type SignedFetch, type SignedFetchOptions, type SignRequestOptions } from './request-signature.ts'
 
 // The token's mac_algorithm as Web Crypto names the hash; anything but HmacSha256 is the spec's HmacSha1.
 function hashOf (macAlgorithm: string | undefined): 'SHA-1' | 'SHA-256' {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { Registry } from 'prom-client'
-import { defaults, MAX_CODE_TTL } from '../core/defaults.js'
-import { compileValidator, SchemaError } from '../core/schema.js'
-import { AuditEvents } from '../observe/events.js'
-import { Metrics } from '../observe/metrics.js'
-import { defaultScopes, ScopeRegistry, type ScopeDefinition } from '../core/scope.js'
-import type { Store } from '../store/store.js'
+import { defaults, MAX_CODE_TTL } from '../core/defaults.ts'
+import { compileValidator, SchemaError } from '../core/schema.ts'
+import { AuditEvents } from '../observe/events.ts'
+import { Metrics } from '../observe/metrics.ts'
+import { defaultScopes, ScopeRegistry, type ScopeDefinition } from '../core/scope.ts'
+import type { Store } from '../store/store.ts'
 
 /** The plugin's settings: everything but the store and the secret, as a JSON config file holds them. */
 export interface MacgateSettings {

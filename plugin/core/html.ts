@@ -2,7 +2,7 @@
 // page). No scripts: plain forms with stable field names, so that scripts and browsers can drive them
 // alike. The stylesheet is inline: the pages' CSP (core/replies.ts) restricts only framing, and one
 // style element keeps every page a single self-contained answer.
-import type { OAuthError } from './errors.js'
+import type { OAuthError } from './errors.ts'
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 

@@ -1,4 +1,4 @@
-import { errors } from './errors.js'
+import { errors } from './errors.ts'
 
 export type Params = Record<string, string | string[] | undefined>
 

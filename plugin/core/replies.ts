@@ -1,8 +1,8 @@
 // The three kinds of answer macgate writes, each rendered in one place: an HTML page (authorize,
 // sign-in, consent, demo), a token endpoint body (`&&&START&&&` JSON) and an open API error.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { OAuthError } from './errors.js'
-import { errorPage } from './html.js'
+import type { OAuthError } from './errors.ts'
+import { errorPage } from './html.ts'
 
 /** Never cached, never framed, no referrer leaking codes or state (contract §3). */
 export const SECURITY_HEADERS = {

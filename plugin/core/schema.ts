@@ -2,8 +2,11 @@ import { Ajv, type ErrorObject } from 'ajv'
 
 /** What is wrong with an options object or config file; `problems` name each field. */
 export class SchemaError extends Error {
-  constructor (readonly problems: string[]) {
+  readonly problems: string[]
+
+  constructor (problems: string[]) {
     super(problems.join('; '))
+    this.problems = problems
     this.name = 'SchemaError'
   }
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache'
-import type { ClientReader } from '../store/store.js'
+import type { ClientReader } from '../store/store.ts'
 
 /** Clients whose own limits are held at most. */
 const MAX_CLIENTS = 10_000

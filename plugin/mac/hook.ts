@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { errors, toOAuthError, type OAuthError } from '../core/errors.js'
-import { sendOpenApiError } from '../core/replies.js'
-import type { VerificationOutcome } from '../observe/metrics.js'
-import { outcomeOf } from './outcome.js'
-import type { MacIdentity, MacVerifier } from './verify.js'
-import { QuotaReading, type RouteQuota } from './quota.js'
-import { setRateLimitFields } from './rate-limit-fields.js'
+import { errors, toOAuthError, type OAuthError } from '../core/errors.ts'
+import { sendOpenApiError } from '../core/replies.ts'
+import type { VerificationOutcome } from '../observe/metrics.ts'
+import { outcomeOf } from './outcome.ts'
+import type { MacIdentity, MacVerifier } from './verify.ts'
+import { QuotaReading, type RouteQuota } from './quota.ts'
+import { setRateLimitFields } from './rate-limit-fields.ts'
 
 /** Where the hook counts each request's outcome (plain integers, read at each metrics scrape). */
 export type OutcomeCounts = Record<VerificationOutcome, number>

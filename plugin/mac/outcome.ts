@@ -1,6 +1,6 @@
-import type { OAuthError } from '../core/errors.js'
-import type { VerificationOutcome } from '../observe/metrics.js'
-import { DENIALS } from './verify.js'
+import type { OAuthError } from '../core/errors.ts'
+import type { VerificationOutcome } from '../observe/metrics.ts'
+import { DENIALS } from './verify.ts'
 
 /** The verifier's 96012 refusals carry their reason (set where each is thrown). */
 const BY_REASON = new Map<string, VerificationOutcome>(Object.values(DENIALS).map(({ reason }) => [reason, reason]))

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client'
-import type { AuditEvents } from '../observe/events.js'
-import type { Quotas } from './quota.js'
+import type { AuditEvents } from '../observe/events.ts'
+import type { Quotas } from './quota.ts'
 
 /** Clients named in the metric's label at most; the others are counted under `other`. */
 export const MAX_LABELLED_CLIENTS = 100

@@ -1,6 +1,6 @@
-import { errors, type OAuthError } from '../core/errors.js'
-import type { ClientReader, CountedUse, NonceLog, NonceUse } from '../store/store.js'
-import { ClientLimits } from './client-limits.js'
+import { errors, type OAuthError } from '../core/errors.ts'
+import type { ClientReader, CountedUse, NonceLog, NonceUse } from '../store/store.ts'
+import { ClientLimits } from './client-limits.ts'
 
 /** A route's quota: its default limit of verified requests per client and minute. */
 export interface RouteQuota {

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { QuotaReading, RouteQuota } from './quota.js'
+import type { QuotaReading, RouteQuota } from './quota.ts'
 
 /** The policy's name in both fields: a fixed window of a minute. */
 const POLICY = '"per-minute"'

@@ -1,8 +1,8 @@
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto'
-import { unixMinute } from './string-to-sign.js'
+import { unixMinute } from './string-to-sign.ts'
 
 // The signing string's parts live apart from node:crypto, for the browser entry of macgate/client.
-export { canonicalQuery, unixMinute, signingHost, stringToSign, type QueryVariant, type SigningInput } from './string-to-sign.js'
+export { canonicalQuery, unixMinute, signingHost, stringToSign, type QueryVariant, type SigningInput } from './string-to-sign.ts'
 
 /** The token's mac_algorithm as node:crypto names it; anything but HmacSha256 is the spec's HmacSha1. */
 export function hashNameOf (macAlgorithm: string | undefined): 'sha1' | 'sha256' {

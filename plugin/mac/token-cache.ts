@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.js'
-import type { AccessTokenRecord, TokenLookup } from '../store/store.js'
-import { signingKeyOf } from './signature.js'
+import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.ts'
+import type { AccessTokenRecord, TokenLookup } from '../store/store.ts'
+import { signingKeyOf } from './signature.ts'
 
 /** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
 export interface MacIdentity {

@@ -1,13 +1,13 @@
-import { errors, type ErrorOptions, type OAuthError } from '../core/errors.js'
-import type { VerificationOutcome } from '../observe/metrics.js'
-import { NonceKeys } from '../store/nonce-key.js'
-import { quotaExceeded, type Quotas, type QuotaReading } from './quota.js'
-import type { CountedUse, NonceLog, TokenLookup } from '../store/store.js'
-import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.js'
-import { parseMacHeader, type MacHeader } from './header.js'
-import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, unixMinute, stringToSign, type QueryVariant } from './signature.js'
+import { errors, type ErrorOptions, type OAuthError } from '../core/errors.ts'
+import type { VerificationOutcome } from '../observe/metrics.ts'
+import { NonceKeys } from '../store/nonce-key.ts'
+import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
+import type { CountedUse, NonceLog, TokenLookup } from '../store/store.ts'
+import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.ts'
+import { parseMacHeader, type MacHeader } from './header.ts'
+import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
 
-export type { MacIdentity } from './token-cache.js'
+export type { MacIdentity } from './token-cache.ts'
 
 export interface MacRequest {
   method: string

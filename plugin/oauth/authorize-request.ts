@@ -1,10 +1,10 @@
-import { errors, type OAuthError } from '../core/errors.js'
-import type { MacgateContext } from '../config/options.js'
-import type { ClientRecord } from '../store/store.js'
-import { single, type Params } from '../core/params.js'
-import { matchRedirectUri } from './redirect-uri.js'
-import { parseScope } from '../core/scope.js'
-import { isClientId } from '../core/credentials.js'
+import { errors, type OAuthError } from '../core/errors.ts'
+import type { MacgateContext } from '../config/options.ts'
+import type { ClientRecord } from '../store/store.ts'
+import { single, type Params } from '../core/params.ts'
+import { matchRedirectUri } from './redirect-uri.ts'
+import { parseScope } from '../core/scope.ts'
+import { isClientId } from '../core/credentials.ts'
 
 export interface AuthorizationRequest {
   client: ClientRecord
@@ -21,15 +21,25 @@ export interface AuthorizationRequest {
 
 /** A failure that must not redirect (unknown client, bad redirect_uri): shown on a page. */
 export class NoRedirectError extends Error {
-  constructor (readonly error: OAuthError) {
+  readonly error: OAuthError
+
+  constructor (error: OAuthError) {
     super(error.message)
+    this.error = error
   }
 }
 
 /** A failure sent back to the client's redirect_uri. */
 export class RedirectError extends Error {
-  constructor (readonly error: OAuthError, readonly redirectUri: string, readonly state: string | undefined) {
+  readonly error: OAuthError
+  readonly redirectUri: string
+  readonly state: string | undefined
+
+  constructor (error: OAuthError, redirectUri: string, state: string | undefined) {
     super(error.message)
+    this.error = error
+    this.redirectUri = redirectUri
+    this.state = state
   }
 }
 

@@ -1,10 +1,10 @@
-import type { SignedInUser } from '../account/session.js'
-import type { MacgateContext } from '../config/options.js'
-import { hashSecret, mintCode, newGrantId } from '../core/credentials.js'
-import { formatScope } from '../core/scope.js'
-import type { AuthorizationRequest } from './authorize-request.js'
-import { algorithmOf, issueAccessToken } from './issue-tokens.js'
-import { withFragment, withQuery } from './redirect-uri.js'
+import type { SignedInUser } from '../account/session.ts'
+import type { MacgateContext } from '../config/options.ts'
+import { hashSecret, mintCode, newGrantId } from '../core/credentials.ts'
+import { formatScope } from '../core/scope.ts'
+import type { AuthorizationRequest } from './authorize-request.ts'
+import { algorithmOf, issueAccessToken } from './issue-tokens.ts'
+import { withFragment, withQuery } from './redirect-uri.ts'
 
 /** What one authorization grants: to which client, for which user, what. */
 export interface Authorization {

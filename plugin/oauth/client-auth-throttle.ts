@@ -1,5 +1,5 @@
-import type { MacgateContext } from '../config/options.js'
-import { errors } from '../core/errors.js'
+import type { MacgateContext } from '../config/options.ts'
+import { errors } from '../core/errors.ts'
 
 const WINDOW_MS = 60_000
 

@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify'
-import { errors } from '../core/errors.js'
-import type { MacgateContext } from '../config/options.js'
-import type { ClientRecord } from '../store/store.js'
-import { single, type Params } from '../core/params.js'
-import { ClientAuthThrottle } from './client-auth-throttle.js'
-import { isClientId, secretMatches } from '../core/credentials.js'
+import { errors } from '../core/errors.ts'
+import type { MacgateContext } from '../config/options.ts'
+import type { ClientRecord } from '../store/store.ts'
+import { single, type Params } from '../core/params.ts'
+import { ClientAuthThrottle } from './client-auth-throttle.ts'
+import { isClientId, secretMatches } from '../core/credentials.ts'
 
 interface Credentials {
   clientId: string

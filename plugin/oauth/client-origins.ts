@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
-import { defaults } from '../core/defaults.js'
-import { MAX_ORIGIN_LENGTH } from '../core/origins.js'
-import type { ClientStore, StoreLifecycle } from '../store/store.js'
+import { defaults } from '../core/defaults.ts'
+import { MAX_ORIGIN_LENGTH } from '../core/origins.ts'
+import type { ClientStore, StoreLifecycle } from '../store/store.ts'
 
 /** The clients that registered one origin: client id → whether it is public. Empty: no client did. */
 export type OriginClients = ReadonlyMap<string, boolean>

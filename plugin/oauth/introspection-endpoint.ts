@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
-import { sendStandardJson } from './standard-replies.js'
-import { findToken, readTokenRequest } from './token-lookup.js'
+import type { MacgateContext } from '../config/options.ts'
+import { sendStandardJson } from './standard-replies.ts'
+import { findToken, readTokenRequest } from './token-lookup.ts'
 
 /**
  * RFC 7662 introspection for resource servers that do not sit behind the gateway: the client

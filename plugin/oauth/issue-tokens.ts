@@ -1,7 +1,7 @@
-import type { MacgateContext } from '../config/options.js'
-import type { AccessTokenRecord, RefreshTokenRecord, TokenRecords } from '../store/store.js'
-import { formatScope } from '../core/scope.js'
-import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from '../core/credentials.js'
+import type { MacgateContext } from '../config/options.ts'
+import type { AccessTokenRecord, RefreshTokenRecord, TokenRecords } from '../store/store.ts'
+import { formatScope } from '../core/scope.ts'
+import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from '../core/credentials.ts'
 
 export interface Grantee {
   grantId: string

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
-import { sendStandardJson } from './standard-replies.js'
-import { STANDARD_TOKEN_AUTH_METHODS, STANDARD_TOKEN_PATH } from './standard-token-endpoint.js'
+import type { MacgateContext } from '../config/options.ts'
+import { sendStandardJson } from './standard-replies.ts'
+import { STANDARD_TOKEN_AUTH_METHODS, STANDARD_TOKEN_PATH } from './standard-token-endpoint.ts'
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
 /** A public client sends its client_id alone (RFC 7591's `none`), at the token and revocation endpoints. */

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
-import { single } from '../core/params.js'
-import { sendStandardJson } from './standard-replies.js'
-import { findToken, readTokenRequest } from './token-lookup.js'
-import { servedClient, type TokenEndpointCors } from './token-cors.js'
+import type { MacgateContext } from '../config/options.ts'
+import { single } from '../core/params.ts'
+import { sendStandardJson } from './standard-replies.ts'
+import { findToken, readTokenRequest } from './token-lookup.ts'
+import { servedClient, type TokenEndpointCors } from './token-cors.ts'
 
 /**
  * RFC 7009 revocation, in this order: the client authenticates (as at the token endpoint, a

@@ -1,11 +1,11 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
-import { errors, toOAuthError } from '../core/errors.js'
-import { introspectionRoute } from './introspection-endpoint.js'
-import { metadataRoute } from './metadata-endpoint.js'
-import { revocationRoute } from './revocation-endpoint.js'
-import { sendStandardError } from './standard-replies.js'
-import type { TokenEndpointCors } from './token-cors.js'
+import type { MacgateContext } from '../config/options.ts'
+import { errors, toOAuthError } from '../core/errors.ts'
+import { introspectionRoute } from './introspection-endpoint.ts'
+import { metadataRoute } from './metadata-endpoint.ts'
+import { revocationRoute } from './revocation-endpoint.ts'
+import { sendStandardError } from './standard-replies.ts'
+import type { TokenEndpointCors } from './token-cors.ts'
 
 /** The RFC endpoints beside the Xiaomi ones (contract §10), with their own error form. */
 export function standardRoutes (fastify: FastifyInstance, config: MacgateContext, cors: TokenEndpointCors): void {

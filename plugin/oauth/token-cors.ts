@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendHookHandler } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
-import { allowOrigin, allowPreflight, isPreflight, varyOnOrigin } from '../core/cors.js'
-import type { ClientRecord } from '../store/store.js'
-import type { ClientOrigins, OriginClients } from './client-origins.js'
+import type { MacgateContext } from '../config/options.ts'
+import { allowOrigin, allowPreflight, isPreflight, varyOnOrigin } from '../core/cors.ts'
+import type { ClientRecord } from '../store/store.ts'
+import type { ClientOrigins, OriginClients } from './client-origins.ts'
 
 /** A request's Origin and the clients that registered it, once looked up. */
 const looked = new WeakMap<FastifyRequest, { origin: string, clients: OriginClients }>()

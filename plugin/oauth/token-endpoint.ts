@@ -1,12 +1,12 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { errors, toOAuthError } from '../core/errors.js'
-import { sendTokenBody, sendTokenError } from '../core/replies.js'
-import type { MacgateContext } from '../config/options.js'
-import { authenticateClient, usesBasicAuth } from './client-auth.js'
-import { exchangeCode } from './grants/code.js'
-import { refreshTokens } from './grants/refresh.js'
-import { servedClient, type TokenEndpointCors } from './token-cors.js'
-import { queryOf, single, type Params } from '../core/params.js'
+import { errors, toOAuthError } from '../core/errors.ts'
+import { sendTokenBody, sendTokenError } from '../core/replies.ts'
+import type { MacgateContext } from '../config/options.ts'
+import { authenticateClient, usesBasicAuth } from './client-auth.ts'
+import { exchangeCode } from './grants/code.ts'
+import { refreshTokens } from './grants/refresh.ts'
+import { servedClient, type TokenEndpointCors } from './token-cors.ts'
+import { queryOf, single, type Params } from '../core/params.ts'
 
 const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
 

@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify'
-import type { MacgateContext } from '../config/options.js'
-import { grantIdOf, hashSecret } from '../core/credentials.js'
-import { errors } from '../core/errors.js'
-import { single, type Params } from '../core/params.js'
-import type { AccessTokenRecord, ClientRecord, RefreshTokenRecord } from '../store/store.js'
-import { authenticateClient, type ClientAuthOptions } from './client-auth.js'
+import type { MacgateContext } from '../config/options.ts'
+import { grantIdOf, hashSecret } from '../core/credentials.ts'
+import { errors } from '../core/errors.ts'
+import { single, type Params } from '../core/params.ts'
+import type { AccessTokenRecord, ClientRecord, RefreshTokenRecord } from '../store/store.ts'
+import { authenticateClient, type ClientAuthOptions } from './client-auth.ts'
 
 export type FoundToken =
   | { kind: 'access', grantId: string, record: AccessTokenRecord }

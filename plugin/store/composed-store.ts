@@ -1,9 +1,9 @@
-import type { NonceUse } from './nonce-key.js'
+import type { NonceUse } from './nonce-key.ts'
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, HitCount, NonceStats, OriginClient, QuotaCount, RedeemResult,
   RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserGrant, UserRecord
-} from './records.js'
-import type { AccountStore, ClientStore, CodeStore, ConsentStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenStore } from './roles.js'
+} from './records.ts'
+import type { AccountStore, ClientStore, CodeStore, ConsentStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenStore } from './roles.ts'
 
 /** A store's parts, one per role: what `ComposedStore` hands each method to. */
 export interface StoreParts {

@@ -1,4 +1,4 @@
-import type { HitCounters } from './roles.js'
+import type { HitCounters } from './roles.ts'
 
 type Callback = (error: Error | null, result?: { current: number, ttl: number }) => void
 /** What @fastify/rate-limit hands a store for a route: its options, with the route under `routeInfo`. */

@@ -11,8 +11,8 @@
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, HitCount, NonceStats, OriginClient, QuotaCount,
   RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserGrant, UserRecord
-} from './records.js'
-import type { NonceUse } from './nonce-key.js'
+} from './records.ts'
+import type { NonceUse } from './nonce-key.ts'
 
 /** The store itself: what it is, whether it answers, the shared secret, its end. */
 export interface StoreLifecycle {

@@ -1,13 +1,13 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
-import { buildGateway } from '../../gateway/server.js'
-import { createUser, registerClient, type NewClient } from '../../plugin/admin.js'
-import type { GatewayConfig } from '../../gateway/config.js'
-import { ScopeRegistry } from '../../plugin/core/scope.js'
-import { MemoryStore } from '../../plugin/store/memory/memory-store.js'
-import { RedisStore } from '../../plugin/store/redis/redis-store.js'
-import type { Store } from '../../plugin/store/store.js'
-import { startRedis, type TestRedis } from './redis.js'
+import { buildGateway } from '../../gateway/server.ts'
+import { createUser, registerClient, type NewClient } from '../../plugin/admin.ts'
+import type { GatewayConfig } from '../../gateway/config.ts'
+import { ScopeRegistry } from '../../plugin/core/scope.ts'
+import { MemoryStore } from '../../plugin/store/memory/memory-store.ts'
+import { RedisStore } from '../../plugin/store/redis/redis-store.ts'
+import type { Store } from '../../plugin/store/store.ts'
+import { startRedis, type TestRedis } from './redis.ts'
 
 export interface TestApp {
   app: FastifyInstance
@@ -72,7 +72,11 @@ export class InjectBrowser {
   cookie = ''
   lastCsrf = ''
 
-  constructor (readonly app: FastifyInstance) {}
+  readonly app: FastifyInstance
+
+  constructor (app: FastifyInstance) {
+    this.app = app
+  }
 
   #remember (response: LightMyRequestResponse): LightMyRequestResponse {
     const setCookie = response.headers['set-cookie']

@@ -1,5 +1,5 @@
 // Output streams for a command run in process (loadCommand, main) that keep what it wrote.
-import type { LoadOutputs } from '../../gateway/commands/load.js'
+import type { LoadOutputs } from '../../gateway/commands/load.ts'
 
 export interface Captured extends LoadOutputs {
   /** Everything written so far, per stream. */

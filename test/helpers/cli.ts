@@ -1,6 +1,6 @@
 // The `macgate` command as operators run it: a subprocess on the TypeScript sources.
 import { once } from 'node:events'
-import { spawnSource } from './source.js'
+import { spawnSource } from './source.ts'
 
 export interface Run { code: number | null, stdout: string, stderr: string, ms: number, killed: boolean }
 

@@ -1,7 +1,7 @@
 // What the seeded fuzzers (test/fuzz.test.ts, test/flood.test.ts) draw from: one generator, and
 // the malformed pieces both send (bad escapes, control characters) and the constants they judge by.
-import { REDIRECT_URI } from './app.js'
-import { seeded } from './seeded.js'
+import { REDIRECT_URI } from './app.ts'
+import { seeded } from './seeded.ts'
 
 /** Draws from `seed`, the same every run: a number in [0, 1), an integer below n, an item, a coin. */
 export function generator (seed: number) {

@@ -4,8 +4,8 @@
 // what only one of them has stays in its file.
 import type { Redis } from 'ioredis'
 import type { Test } from 'tap'
-import { addClient } from './app.js'
-import { callsSince, codeExchange, commandCalls, issueTokens, pollUntilRefused, refreshExchange, signedGet, tokenRequest, type LiveGateway } from './live.js'
+import { addClient } from './app.ts'
+import { callsSince, codeExchange, commandCalls, issueTokens, pollUntilRefused, refreshExchange, signedGet, tokenRequest, type LiveGateway } from './live.ts'
 
 export interface GatewayPair {
   a: LiveGateway

@@ -1,7 +1,7 @@
 // A user's authorization through the pages, as a browser makes it, and the code exchanged.
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { authorizeUrl, callToken, REDIRECT_URI, type InjectBrowser } from './app.js'
+import { authorizeUrl, callToken, REDIRECT_URI, type InjectBrowser } from './app.ts'
 
 export interface Tokens { access_token: string, mac_key: string, refresh_token: string }
 

@@ -3,9 +3,9 @@
 // takes to load the TypeScript sources. What only a process shows (that the exit code and stderr
 // reach the shell, that it exits by itself) stays with the subprocess tests (helpers/cli.ts).
 import { Readable } from 'node:stream'
-import { failure, main } from '../../gateway/commands/main.js'
-import { capture } from './capture.js'
-import type { Run } from './cli.js'
+import { failure, main } from '../../gateway/commands/main.ts'
+import { capture } from './capture.ts'
+import type { Run } from './cli.ts'
 
 /**
  * Runs `macgate ARGV` with `env` as its environment and `input` on its stdin, its stdout and

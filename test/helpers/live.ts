@@ -2,11 +2,11 @@
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Test } from 'tap'
-import type { GatewayConfig } from '../../gateway/config.js'
-import { buildGateway } from '../../gateway/server.js'
-import { parseTokenResponse, signRequest, type TokenResponse } from '../../plugin/client/index.js'
-import { RedisStore, type RedisTarget } from '../../plugin/store/redis/redis-store.js'
-import { obtainCode, REDIRECT_URI } from './app.js'
+import type { GatewayConfig } from '../../gateway/config.ts'
+import { buildGateway } from '../../gateway/server.ts'
+import { parseTokenResponse, signRequest, type TokenResponse } from '../../plugin/client/index.ts'
+import { RedisStore, type RedisTarget } from '../../plugin/store/redis/redis-store.ts'
+import { obtainCode, REDIRECT_URI } from './app.ts'
 
 /** Where a live gateway keeps its records: a test Redis (`url`) or a test cluster (`clusterNodes`). */
 export type SharedStore = { prefix: string } & ({ url: string } | { clusterNodes: string[] })

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { buildGateway } from '../../gateway/server.js'
-import { MemoryStore } from '../../plugin/index.js'
+import { buildGateway } from '../../gateway/server.ts'
+import { MemoryStore } from '../../plugin/index.ts'
 
 /** A pino destination that keeps every line, parsed, for a test to read. */
 export function memoryLog (): { lines: Array<Record<string, unknown>>, stream: Writable } {

@@ -66,7 +66,10 @@ export class MetricsText {
   readonly samples: Sample[] = []
   readonly types = new Map<string, string>()
 
-  constructor (readonly text: string) {
+  readonly text: string
+
+  constructor (text: string) {
+    this.text = text
     for (const raw of text.split('\n')) {
       const line = raw.trim()
       if (line === '') continue

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
-import { freePort } from './redis.js'
+import { freePort } from './redis.ts'
 
 const run = promisify(execFile)
 

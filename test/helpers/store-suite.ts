@@ -3,9 +3,9 @@ import type { Test } from 'tap'
 import {
   deriveOpenId, hashSecret, mintCode, mintMacKey, mintToken, newClientId, newGrantId, openMacKey,
   randomBase64Url, sealMacKey
-} from '../../plugin/core/credentials.js'
-import type { ClientRecord, CodeRecord, NonceUse, Store, TokenRecords, UserRecord } from '../../plugin/store/store.js'
-import { NonceKeys } from '../../plugin/store/nonce-key.js'
+} from '../../plugin/core/credentials.ts'
+import type { ClientRecord, CodeRecord, NonceUse, Store, TokenRecords, UserRecord } from '../../plugin/store/store.ts'
+import { NonceKeys } from '../../plugin/store/nonce-key.ts'
 
 // One suite for every Store implementation: each case gets a fresh store from `makeStore`.
 

@@ -2,8 +2,8 @@
 // error bodies of contract section 4, and a few request builders the generic helper lacks.
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { grantIdOf } from '../../plugin/core/credentials.js'
-import { REDIRECT_URI, type TokenAnswer } from './app.js'
+import { grantIdOf } from '../../plugin/core/credentials.ts'
+import { REDIRECT_URI, type TokenAnswer } from './app.ts'
 
 export const PREFIX = '&&&START&&&'
 export const TOKEN_FIELDS = ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type', 'mac_key', 'mac_algorithm', 'openId']

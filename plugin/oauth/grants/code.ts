@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { errors } from '../../core/errors.js'
-import type { MacgateContext } from '../../config/options.js'
-import type { ClientRecord, CodeRecord } from '../../store/store.js'
-import { required, single, type Params } from '../../core/params.js'
-import { checkRedirectUri } from './redirect-check.js'
-import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.js'
-import { readOnce } from './use-once.js'
+import { errors } from '../../core/errors.ts'
+import type { MacgateContext } from '../../config/options.ts'
+import type { ClientRecord, CodeRecord } from '../../store/store.ts'
+import { required, single, type Params } from '../../core/params.ts'
+import { checkRedirectUri } from './redirect-check.ts'
+import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.ts'
+import { readOnce } from './use-once.ts'
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 

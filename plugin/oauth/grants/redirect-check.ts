@@ -1,8 +1,8 @@
-import { errors } from '../../core/errors.js'
-import type { MacgateContext } from '../../config/options.js'
-import type { ClientRecord } from '../../store/store.js'
-import { single, type Params } from '../../core/params.js'
-import { matchRedirectUri } from '../redirect-uri.js'
+import { errors } from '../../core/errors.ts'
+import type { MacgateContext } from '../../config/options.ts'
+import type { ClientRecord } from '../../store/store.ts'
+import { single, type Params } from '../../core/params.ts'
+import { matchRedirectUri } from '../redirect-uri.ts'
 
 /** The registered URI the token request's redirect_uri matches, by the authorize rule (96010). */
 export function checkRedirectUri (config: MacgateContext, client: ClientRecord, params: Params): string {

@@ -1,12 +1,12 @@
-import { errors } from '../../core/errors.js'
-import type { MacgateContext } from '../../config/options.js'
-import type { ClientRecord, RefreshTokenRecord } from '../../store/store.js'
-import { required, single, type Params } from '../../core/params.js'
-import { narrowScope, parseScope } from '../../core/scope.js'
-import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.js'
-import { openSuccessor, sealSuccessor } from '../../core/credentials.js'
-import { readOnce } from './use-once.js'
-import { checkRedirectUri } from './redirect-check.js'
+import { errors } from '../../core/errors.ts'
+import type { MacgateContext } from '../../config/options.ts'
+import type { ClientRecord, RefreshTokenRecord } from '../../store/store.ts'
+import { required, single, type Params } from '../../core/params.ts'
+import { narrowScope, parseScope } from '../../core/scope.ts'
+import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.ts'
+import { openSuccessor, sealSuccessor } from '../../core/credentials.ts'
+import { readOnce } from './use-once.ts'
+import { checkRedirectUri } from './redirect-check.ts'
 
 /**
  * grant_type=refresh_token: rotates once; a spent token presented again revokes the grant. With

@@ -1,7 +1,7 @@
-import { errors, type OAuthErrorFactory } from '../../core/errors.js'
-import type { MacgateContext } from '../../config/options.js'
-import type { ClientRecord } from '../../store/store.js'
-import { grantIdOf, hashSecret } from '../../core/credentials.js'
+import { errors, type OAuthErrorFactory } from '../../core/errors.ts'
+import type { MacgateContext } from '../../config/options.ts'
+import type { ClientRecord } from '../../store/store.ts'
+import { grantIdOf, hashSecret } from '../../core/credentials.ts'
 
 interface Issued {
   clientId: string

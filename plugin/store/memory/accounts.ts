@@ -1,6 +1,6 @@
-import { ExpiringMap } from './expiring-map.js'
-import type { SessionRecord, UserRecord } from '../records.js'
-import type { AccountStore } from '../roles.js'
+import { ExpiringMap } from './expiring-map.ts'
+import type { SessionRecord, UserRecord } from '../records.ts'
+import type { AccountStore } from '../roles.ts'
 
 /** Sessions kept at most; past it the oldest go first (a flood cannot grow them). */
 const MAX_SESSIONS = 100_000

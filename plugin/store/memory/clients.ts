@@ -1,9 +1,9 @@
-import { clientOrigins } from '../../core/origins.js'
-import { withChanges } from '../records.js'
-import type { ClientChanges, ClientRecord, OriginClient } from '../records.js'
-import type { ClientStore } from '../roles.js'
-import type { MemoryGrantIndex } from './grant-index.js'
-import type { MemoryGrants } from './grants.js'
+import { clientOrigins } from '../../core/origins.ts'
+import { withChanges } from '../records.ts'
+import type { ClientChanges, ClientRecord, OriginClient } from '../records.ts'
+import type { ClientStore } from '../roles.ts'
+import type { MemoryGrantIndex } from './grant-index.ts'
+import type { MemoryGrants } from './grants.ts'
 
 /** The embedded store's clients and the index of their origins; removing one revokes its grants. */
 export class MemoryClients implements ClientStore {

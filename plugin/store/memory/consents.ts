@@ -1,5 +1,5 @@
-import type { Consent } from '../records.js'
-import type { ConsentStore } from '../roles.js'
+import type { Consent } from '../records.ts'
+import type { ConsentStore } from '../roles.ts'
 
 /** The embedded store's consents: per (user, client) the scopes, per user when each client was allowed. */
 export class MemoryConsents implements ConsentStore {

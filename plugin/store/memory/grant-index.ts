@@ -1,6 +1,6 @@
-import { userGrantMember, userGrantOf } from '../records.js'
-import type { UserGrant } from '../records.js'
-import type { GrantIndex } from '../roles.js'
+import { userGrantMember, userGrantOf } from '../records.ts'
+import type { UserGrant } from '../records.ts'
+import type { GrantIndex } from '../roles.ts'
 
 /** Per owner (a client or a user): member → until when the grant may have live records. */
 type Index = Map<string, Map<string, number>>

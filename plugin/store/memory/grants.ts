@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
-import { ExpiringMap } from './expiring-map.js'
-import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.js'
-import type { CodeStore, TokenStore } from '../roles.js'
+import { ExpiringMap } from './expiring-map.ts'
+import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.ts'
+import type { CodeStore, TokenStore } from '../roles.ts'
 
 /** Everything issued from one authorization, by hash: what revoking the grant deletes. */
 interface Family {

@@ -1,6 +1,6 @@
-import { ExpiringMap } from './expiring-map.js'
-import type { HitCount } from '../records.js'
-import type { HitCounters } from '../roles.js'
+import { ExpiringMap } from './expiring-map.ts'
+import type { HitCount } from '../records.ts'
+import type { HitCounters } from '../roles.ts'
 
 /** Rate-limit counters kept at most; past it the oldest go first (a flood cannot grow them). */
 const MAX_COUNTERS = 100_000

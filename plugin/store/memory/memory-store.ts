@@ -1,12 +1,12 @@
-import { MemoryAccounts } from './accounts.js'
-import { MemoryClients } from './clients.js'
-import { MemoryConsents } from './consents.js'
-import { MemoryGrantIndex } from './grant-index.js'
-import { MemoryGrants } from './grants.js'
-import { MemoryHitCounters } from './hit-counters.js'
-import { MemoryNonces } from './nonces.js'
-import { ComposedStore } from '../composed-store.js'
-import type { Store } from '../roles.js'
+import { MemoryAccounts } from './accounts.ts'
+import { MemoryClients } from './clients.ts'
+import { MemoryConsents } from './consents.ts'
+import { MemoryGrantIndex } from './grant-index.ts'
+import { MemoryGrants } from './grants.ts'
+import { MemoryHitCounters } from './hit-counters.ts'
+import { MemoryNonces } from './nonces.ts'
+import { ComposedStore } from '../composed-store.ts'
+import type { Store } from '../roles.ts'
 
 /** Nonces held at most by default: 24,000 requests a second for 11 minutes (see the constructor). */
 export const DEFAULT_MAX_NONCES = 16_000_000

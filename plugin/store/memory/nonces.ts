@@ -1,9 +1,9 @@
-import { errors } from '../../core/errors.js'
-import { ExpiringMap } from './expiring-map.js'
-import { NonceBuckets } from './nonce-buckets.js'
-import type { NonceUse } from '../nonce-key.js'
-import type { CountedUse, NonceStats, QuotaCount } from '../records.js'
-import type { NonceLog, NonceReports } from '../roles.js'
+import { errors } from '../../core/errors.ts'
+import { ExpiringMap } from './expiring-map.ts'
+import { NonceBuckets } from './nonce-buckets.ts'
+import type { NonceUse } from '../nonce-key.ts'
+import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
+import type { NonceLog, NonceReports } from '../roles.ts'
 
 /** Quota counters held at most: (client, route) pairs with requests in the current window; beyond it the oldest goes. */
 const MAX_QUOTA_COUNTERS = 100_000

@@ -1,7 +1,7 @@
-import { secondsUntil } from '../records.js'
-import type { SessionRecord, UserRecord } from '../records.js'
-import type { AccountStore } from '../roles.js'
-import { parse, type RedisContext } from './context.js'
+import { secondsUntil } from '../records.ts'
+import type { SessionRecord, UserRecord } from '../records.ts'
+import type { AccountStore } from '../roles.ts'
+import { parse, type RedisContext } from './context.ts'
 
 /** The Redis store's users (a key each), and their sessions with each user's index of them (`{u:user}`). */
 export class RedisAccounts implements AccountStore {

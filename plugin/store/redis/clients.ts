@@ -1,9 +1,9 @@
-import { clientOrigins } from '../../core/origins.js'
-import { withChanges } from '../records.js'
-import type { ClientChanges, ClientRecord, OriginClient } from '../records.js'
-import type { ClientStore } from '../roles.js'
-import { parse, type RedisContext } from './context.js'
-import type { RedisGrants } from './grants.js'
+import { clientOrigins } from '../../core/origins.ts'
+import { withChanges } from '../records.ts'
+import type { ClientChanges, ClientRecord, OriginClient } from '../records.ts'
+import type { ClientStore } from '../roles.ts'
+import { parse, type RedisContext } from './context.ts'
+import type { RedisGrants } from './grants.ts'
 
 /** The Redis store's clients and their origin index, all in the `{clients}` slot. */
 export class RedisClients implements ClientStore {

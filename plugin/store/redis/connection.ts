@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
-import type { Candidates } from './revocation-feed.js'
+import type { Candidates } from './revocation-feed.ts'
 
 /** A single Redis by its URL, or a Redis Cluster by some of its nodes (`host:port`). */
 export type RedisTarget = string | { clusterNodes: string[] }

@@ -1,6 +1,6 @@
-import type { Consent } from '../records.js'
-import type { ConsentStore } from '../roles.js'
-import type { RedisContext } from './context.js'
+import type { Consent } from '../records.ts'
+import type { ConsentStore } from '../roles.ts'
+import type { RedisContext } from './context.ts'
 
 /** The Redis store's consents: a set of scopes per (user, client), and per user a hash of when, in the user's slot. */
 export class RedisConsents implements ConsentStore {

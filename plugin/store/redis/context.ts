@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis'
-import { errors } from '../../core/errors.js'
-import type { RedisKeys } from './keys.js'
-import type { ScriptName } from './scripts.js'
+import { errors } from '../../core/errors.ts'
+import type { RedisKeys } from './keys.ts'
+import type { ScriptName } from './scripts.ts'
 
 type ScriptArgument = string | number | Buffer
 /** The client with our scripts defined on it (`scripts.ts`). */

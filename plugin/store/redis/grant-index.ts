@@ -1,7 +1,7 @@
-import { userGrantMember, userGrantOf } from '../records.js'
-import type { UserGrant } from '../records.js'
-import type { GrantIndex } from '../roles.js'
-import type { RedisContext } from './context.js'
+import { userGrantMember, userGrantOf } from '../records.ts'
+import type { UserGrant } from '../records.ts'
+import type { GrantIndex } from '../roles.ts'
+import type { RedisContext } from './context.ts'
 
 /** The Redis store's grant indexes: sorted sets by until when, one per client and one per user. */
 export class RedisGrantIndex implements GrantIndex {

@@ -1,8 +1,8 @@
-import { secondsUntil } from '../records.js'
-import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.js'
-import type { CodeStore, TokenStore } from '../roles.js'
-import { orUnavailable, parse, type RedisContext } from './context.js'
-import type { RevocationFeed } from './revocation-feed.js'
+import { secondsUntil } from '../records.ts'
+import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.ts'
+import type { CodeStore, TokenStore } from '../roles.ts'
+import { orUnavailable, parse, type RedisContext } from './context.ts'
+import type { RevocationFeed } from './revocation-feed.ts'
 
 /**
  * The Redis store's codes and tokens: every record of a grant in its slot (`{g:grant}`), with the

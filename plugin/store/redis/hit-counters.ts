@@ -1,6 +1,6 @@
-import type { HitCount } from '../records.js'
-import type { HitCounters } from '../roles.js'
-import type { RedisContext } from './context.js'
+import type { HitCount } from '../records.ts'
+import type { HitCounters } from '../roles.ts'
+import type { RedisContext } from './context.ts'
 
 /** The Redis store's rate-limit counters: a key each, expiring with its window, shared by every instance. */
 export class RedisHitCounters implements HitCounters {

@@ -1,8 +1,8 @@
-import { errors } from '../../core/errors.js'
-import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.js'
-import { orUnavailable } from './context.js'
-import type { CountedUse, NonceStats, QuotaCount } from '../records.js'
-import type { NonceLog, NonceReports } from '../roles.js'
+import { errors } from '../../core/errors.ts'
+import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
+import { orUnavailable } from './context.ts'
+import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
+import type { NonceLog, NonceReports } from '../roles.ts'
 
 /** How the nonces reach Redis: the batch and stats scripts, plain commands for the upgrade marker. */
 export interface NonceRedis {

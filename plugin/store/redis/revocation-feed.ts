@@ -24,17 +24,21 @@ export class RevocationFeed {
   #next = 0
   #failures = 0
 
-  constructor (
-    private readonly channel: string,
-    private readonly candidates: Candidates,
-    private readonly deliver: (hashes: string[] | null) => void
-  ) {}
+  readonly #channel: string
+  readonly #candidates: Candidates
+  readonly #deliver: (hashes: string[] | null) => void
+
+  constructor (channel: string, candidates: Candidates, deliver: (hashes: string[] | null) => void) {
+    this.#channel = channel
+    this.#candidates = candidates
+    this.#deliver = deliver
+  }
 
   /** The first subscription: rejects when no candidate can be reached. */
   async start (): Promise<void> {
     const connection = this.#open()
     await connection.connect()
-    await connection.subscribe(this.channel)
+    await connection.subscribe(this.#channel)
     connection.once('end', () => this.#resubscribe())
   }
 
@@ -44,11 +48,11 @@ export class RevocationFeed {
   }
 
   #open (): Redis {
-    const candidates = this.candidates()
+    const candidates = this.#candidates()
     const options = candidates[this.#next++ % candidates.length]!
     const connection = new Redis({ ...options, lazyConnect: true, retryStrategy: () => null, enableOfflineQueue: true, maxRetriesPerRequest: null })
     connection.on('error', () => {})
-    connection.on('message', (_channel: string, message: string) => this.deliver(message.split(' ')))
+    connection.on('message', (_channel: string, message: string) => this.#deliver(message.split(' ')))
     this.#connection = connection
     return connection
   }
@@ -61,10 +65,10 @@ export class RevocationFeed {
       const connection = this.#open()
       connection.once('end', () => this.#resubscribe())
       connection.connect()
-        .then(async () => await connection.subscribe(this.channel))
+        .then(async () => await connection.subscribe(this.#channel))
         .then(() => {
           this.#failures = 0
-          this.deliver(null)
+          this.#deliver(null)
         }, () => connection.disconnect())
     }, delay).unref()
   }
