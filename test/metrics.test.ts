@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildAdminServer } from '../gateway/server.ts'
+import { Metrics } from '../plugin/observe/metrics.ts'
 import { mintToken, newGrantId } from '../plugin/core/credentials.ts'
 import type { Store } from '../plugin/store/store.ts'
 import { addClient, authorizeUrl, callToken, InjectBrowser, addUser, REDIRECT_URI } from './helpers/app.ts'
@@ -277,4 +278,19 @@ t.test('on Redis: command latency by command, and an outage counted as store_una
   t.ok(await eventually(async () => ((await scrape()).value('macgate_token_cache_flushes_total') ?? 0) >= 1, 10_000, 50), 'a cache flush counted after the reconnect')
   t.comment(`flush counted ${Date.now() - upAt} ms after Redis started`)
   t.equal((await scrape()).value('macgate_token_cache_entries'), 0, 'the cache is empty')
+})
+
+t.test('the two nonce gauges share one store reading per scrape', async (t) => {
+  const metrics = new Metrics()
+  let reads = 0
+  metrics.watchNonces(async () => {
+    reads++
+    return { held: 7, bytes: 4096 }
+  })
+  const first = parseMetrics(await metrics.registry.metrics())
+  t.equal(reads, 1, 'one reading for both gauges')
+  t.equal(first.value('macgate_nonces_held'), 7)
+  t.equal(first.value('macgate_nonce_memory_bytes'), 4096)
+  await metrics.registry.metrics()
+  t.equal(reads, 2, 'and a fresh one at the next scrape')
 })

@@ -76,8 +76,13 @@ export class Metrics {
       registers,
       collect () { this.set(sum((cache) => cache.size)) }
     })
-    // Read at each scrape; a store that cannot answer leaves them as they were.
-    const nonces = async (): Promise<{ held: number, bytes: number } | undefined> => await this.#nonceStats?.().catch(() => undefined)
+    // Read at each scrape; a store that cannot answer leaves them as they were. prom-client collects
+    // the metrics side by side, so the two gauges share one reading (on Redis, a script call per tag).
+    let reading: Promise<{ held: number, bytes: number } | undefined> | undefined
+    const nonces = async (): Promise<{ held: number, bytes: number } | undefined> => {
+      reading ??= (this.#nonceStats?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => { reading = undefined })
+      return await reading
+    }
     new Gauge({ // eslint-disable-line no-new
       name: 'macgate_nonces_held',
       help: 'Nonces held for replay detection (the embedded store\'s own; on Redis, the buckets this instance wrote to, which every instance shares)',
