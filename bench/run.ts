@@ -1,12 +1,14 @@
 // `npm run bench [-- --quick]`: signed-request throughput through the gateway, side by side with
 // a plain proxy, alternating scenarios over rounds and reporting the best undisturbed round and the
 // median (the machine is shared). The scenarios and the processes they load are in
-// bench/scenarios.ts, how one is measured in bench/measure.ts; `--ladder` runs bench/ladder.ts instead.
+// bench/scenarios.ts, how one is measured in bench/measure.ts; `--ladder` runs bench/ladder.ts instead,
+// `--parts` bench/parts.ts (each part of the verified path timed alone, in one process).
 // `--pair` measures only the baseline and the gateway as shipped; `--smoke` runs `--quick --pair`
 // and checks what it reports (bench/smoke.ts, CI's step after the tests).
 import type { Redis } from 'ioredis'
 import { assess, chartGoals, type Results } from './goals.ts'
 import { runLadder } from './ladder.ts'
+import { runParts } from './parts.ts'
 import { alternated, compareWith, measure, ROUNDS, runFacts, SECONDS, summarise, type Run } from './measure.ts'
 import { resultsDirectory } from './paths.ts'
 import { pinSelf, type Population } from './processes.ts'
@@ -49,26 +51,22 @@ function byId ({ result: a }: Measured, { result: b }: Measured): number {
 }
 
 /** Every scenario, in the report's order (by id), and the mix's population, made before any measurement. */
-async function runScenarios (bench: Bench): Promise<{ measured: Measured[], population: Population }> {
+async function runScenarios (bench: Bench, stops: Stop[]): Promise<{ measured: Measured[], population: Population }> {
   const population = await seedPopulation(bench)
   process.stderr.write(`population: ${population.credentials.length} tokens in ${population.seconds.toFixed(1)} s\n`)
-  const measured = await inRounds(bench, throughputScenarios(bench, population.credentials))
+  // The workers idle while the others are measured: started once, measured in the same rounds.
+  const workers: Scenario[] = []
+  for (const count of WORKER_COUNTS) {
+    const scenario = await workersScenario(bench, count)
+    stops.push(async () => { await scenario.target.stop() })
+    workers.push(scenario)
+  }
+  const measured = await inRounds(bench, [...throughputScenarios(bench, population.credentials), ...workers])
   measured.push(await measureOnce(await codeExchangeScenario(bench), bench.redis, { seconds: EXCHANGE_SECONDS, amount: CODE_COUNT }))
   const baseline = measured.find(({ result }) => result.id === BASELINE_ID)!.result
   const rate = Math.max(10, Math.round(baseline.rps / 2))
   // Alternated like the throughput ones: a single run of each was as noisy as the difference it measures.
   measured.push(...await inTurns(bench, fixedRateScenarios(bench, rate), { seconds: SECONDS, rate }, 'fixed rate'))
-  for (const count of WORKER_COUNTS) {
-    const scenario = await workersScenario(bench, count)
-    try {
-      await measure(scenario, bench.redis, { seconds: 1 })
-      const workers = await measureOnce(scenario, bench.redis, { seconds: SECONDS })
-      compareWith(baseline, workers.result)
-      measured.push(workers)
-    } finally {
-      await scenario.target.stop()
-    }
-  }
   return { measured: measured.sort(byId), population }
 }
 
@@ -99,9 +97,10 @@ async function main (): Promise<void> {
   pinSelf()
   if (process.argv.includes('--smoke')) return await runSmoke()
   if (process.argv.includes('--ladder')) return await runLadder()
+  if (process.argv.includes('--parts')) return await runParts()
   const stops: Stop[] = []
   try {
-    const { measured, population } = process.argv.includes('--pair') ? { measured: await runPair(stops), population: undefined } : await runScenarios(await startBench(stops))
+    const { measured, population } = process.argv.includes('--pair') ? { measured: await runPair(stops), population: undefined } : await runScenarios(await startBench(stops), stops)
     await publish(buildReport(measured, population), chartGoals(measured.map(({ scenario }) => scenario)))
   } finally {
     await stopAll(stops)
