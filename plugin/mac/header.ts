@@ -15,18 +15,20 @@ export interface MacHeader {
 export const MAX_HEADER_LENGTH = 4096
 
 type Name = 'access_token' | 'nonce' | 'mac'
-const NAMES: ReadonlySet<string> = new Set<Name>(['access_token', 'nonce', 'mac'])
+const NAMES: readonly Name[] = ['access_token', 'nonce', 'mac']
 
 // R: 1-64 characters, no `:` and no whitespace. M: digits only; 12 digits is ~1.9 million years.
-// Both patterns are a single character class under a bounded quantifier: no backtracking blow-up.
-const RANDOM = /^[^\s:]{1,64}$/
-const MINUTES = /^[0-9]{1,12}$/
+const MAX_RANDOM = 64
+const MAX_MINUTE_DIGITS = 12
 
 const SPACE = 0x20
 const TAB = 0x09
 const COMMA = 0x2c
 const EQUALS = 0x3d
 const QUOTE = 0x22
+const COLON = 0x3a
+const ZERO = 0x30
+const NINE = 0x39
 
 function invalid (reason: string): OAuthError {
   return errors.invalidAuthorization(`invalid MAC Authorization header: ${reason}`)
@@ -41,6 +43,43 @@ function skipSpace (text: string, i: number): number {
 // Parameter names are plain ASCII words; anything else is a syntax error, not an unknown name.
 function isNameChar (c: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2d
+}
+
+/** Which parameter the name at [start, end) is, read in place (no string made per name); -1 for none. */
+function nameAt (value: string, start: number, end: number): number {
+  for (let n = 0; n < NAMES.length; n++) {
+    const name = NAMES[n]!
+    if (name.length === end - start && value.startsWith(name, start)) return n
+  }
+  return -1
+}
+
+// Whitespace as RegExp's \s sees it, for R: any of these makes a nonce invalid.
+const WHITESPACE = /\s/
+
+/** R's rules, read in place: 1-64 characters, none of them `:` or whitespace. */
+function isRandom (nonce: string, end: number): boolean {
+  if (end < 1 || end > MAX_RANDOM) return false
+  for (let i = 0; i < end; i++) {
+    const c = nonce.charCodeAt(i)
+    if (c === COLON) return false
+    // ASCII whitespace (tab to carriage return, space) by code; beyond ASCII, Unicode's spaces by RegExp.
+    if (c === SPACE || (c >= TAB && c <= 0x0d) || (c > 0x7e && WHITESPACE.test(nonce[i]!))) return false
+  }
+  return true
+}
+
+/** M's digits from `start` to the end as a number, or -1 when they are not 1-12 ASCII digits. */
+function minutesFrom (nonce: string, start: number): number {
+  const digits = nonce.length - start
+  if (digits < 1 || digits > MAX_MINUTE_DIGITS) return -1
+  let minutes = 0
+  for (let i = start; i < nonce.length; i++) {
+    const c = nonce.charCodeAt(i)
+    if (c < ZERO || c > NINE) return -1
+    minutes = minutes * 10 + (c - ZERO)
+  }
+  return minutes
 }
 
 // decodeURIComponent leaves `+` alone (SDKs send base64 macs with a raw `+`) and throws on bad `%`.
@@ -62,14 +101,16 @@ export function parseMacHeader (value: string): MacHeader {
 
   // HTTP does not count leading whitespace as part of a field value.
   let i = skipSpace(value, 0)
-  const scheme = value.slice(i, i + 3)
   const afterScheme = value.charCodeAt(i + 3)
-  if (scheme.toLowerCase() !== 'mac' || (afterScheme !== SPACE && afterScheme !== TAB)) {
+  // `MAC` in any case, read in place: | 0x20 lower-cases an ASCII letter (and nothing else maps to m, a, c).
+  if ((value.charCodeAt(i) | 0x20) !== 0x6d || (value.charCodeAt(i + 1) | 0x20) !== 0x61 || (value.charCodeAt(i + 2) | 0x20) !== 0x63 ||
+    (afterScheme !== SPACE && afterScheme !== TAB)) {
     throw invalid('scheme is not MAC')
   }
   i += 3
 
-  const found: Partial<Record<Name, string>> = {}
+  // By NAMES' order: access_token, nonce, mac.
+  const found: [string | undefined, string | undefined, string | undefined] = [undefined, undefined, undefined]
   for (;;) {
     i = skipSpace(value, i)
     if (i === value.length) break // end, possibly after a trailing comma
@@ -77,11 +118,12 @@ export function parseMacHeader (value: string): MacHeader {
     const nameStart = i
     while (i < value.length && isNameChar(value.charCodeAt(i))) i++
     if (i === nameStart) throw invalid(`unexpected character at position ${i}`)
-    const name = value.slice(nameStart, i)
+    const known = nameAt(value, nameStart, i)
     // Unknown parameters are refused rather than ignored: a client sending `ts` or `ext` (older MAC
     // drafts) or a misspelt name believes something is signed or checked that is not.
-    if (!NAMES.has(name)) throw invalid(`unknown parameter ${name.slice(0, 32)}`)
-    if (found[name as Name] !== undefined) throw invalid(`${name} given more than once`)
+    if (known === -1) throw invalid(`unknown parameter ${value.slice(nameStart, Math.min(i, nameStart + 32))}`)
+    const name = NAMES[known]!
+    if (found[known] !== undefined) throw invalid(`${name} given more than once`)
 
     i = skipSpace(value, i)
     if (value.charCodeAt(i) !== EQUALS) throw invalid(`expected = after ${name}`)
@@ -89,7 +131,7 @@ export function parseMacHeader (value: string): MacHeader {
     if (value.charCodeAt(i) !== QUOTE) throw invalid(`${name} value must be in double quotes`)
     const close = value.indexOf('"', i + 1)
     if (close === -1) throw invalid(`${name} value has no closing quote`)
-    found[name as Name] = percentDecode(name, value.slice(i + 1, close))
+    found[known] = percentDecode(name, value.slice(i + 1, close))
 
     i = skipSpace(value, close + 1)
     if (i === value.length) break
@@ -97,22 +139,20 @@ export function parseMacHeader (value: string): MacHeader {
     i++
   }
 
-  const { access_token: accessToken, nonce, mac } = found
+  const [accessToken, nonce, mac] = found
   if (accessToken === undefined || nonce === undefined || mac === undefined) {
-    const missing = [...NAMES].filter((name) => found[name as Name] === undefined)
-    throw invalid(`missing ${missing.join(', ')}`)
+    throw invalid(`missing ${NAMES.filter((_name, n) => found[n] === undefined).join(', ')}`)
   }
   if (accessToken === '') throw invalid('access_token is empty')
   if (mac === '') throw invalid('mac is empty')
 
   // Exactly one `:` follows from the rules: R has none and M is digits only.
   const colon = nonce.indexOf(':')
-  const random = nonce.slice(0, colon)
-  const minutes = nonce.slice(colon + 1)
-  if (colon === -1 || !RANDOM.test(random)) {
+  if (colon === -1 || !isRandom(nonce, colon)) {
     throw invalid('nonce must be R:M with R 1-64 characters without : or whitespace')
   }
-  if (!MINUTES.test(minutes)) throw invalid('nonce minutes must be a non-negative integer of at most 12 digits')
+  const minutes = minutesFrom(nonce, colon + 1)
+  if (minutes === -1) throw invalid('nonce minutes must be a non-negative integer of at most 12 digits')
 
-  return { accessToken, nonce, mac, random, minutes: Number(minutes) }
+  return { accessToken, nonce, mac, random: nonce.slice(0, colon), minutes }
 }
