@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Histogram } from 'prom-client'
+import type { Metrics } from '../plugin/index.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -8,7 +8,7 @@ declare module 'fastify' {
   }
 }
 
-/** By hundreds; below 100 is counted as 1xx and 600 or more as 5xx, as before. */
+/** By hundreds; below 100 is counted as 1xx and 600 or more as 5xx. */
 const STATUS_CLASSES = ['1xx', '1xx', '2xx', '3xx', '4xx', '5xx']
 
 /** The endpoint's own route, else `unmatched`. Read only off the open API: `routeOptions` builds an object per read. */
@@ -17,7 +17,8 @@ function endpointRoute (request: FastifyRequest): string {
   return own === undefined || own === '/*' || own === '/' ? 'unmatched' : own
 }
 
-type Child = Histogram.Internal<'route' | 'method' | 'status_class'>
+type Histogram = Metrics['requestDuration']
+type Child = ReturnType<Histogram['labels']>
 
 /**
  * `macgate_request_duration_seconds` for every request, labelled by the configured open API route
@@ -27,7 +28,7 @@ type Child = Histogram.Internal<'route' | 'method' | 'status_class'>
  * (route, method), an array index (status class) and one observation; a label set's first request
  * also makes its child. Off the open API, the endpoint's route is read from `routeOptions` too.
  */
-export function registerRequestMetrics (app: FastifyInstance, histogram: Histogram<'route' | 'method' | 'status_class'>): void {
+export function registerRequestMetrics (app: FastifyInstance, histogram: Histogram): void {
   app.decorateRequest('openApiRoute', null)
   const children = new Map<string, Map<string, Array<Child | undefined>>>()
   app.addHook('onResponse', function observeDuration (request: FastifyRequest, reply: FastifyReply, done: () => void) {

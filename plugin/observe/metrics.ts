@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { PlainHistogram } from './plain-histogram.ts'
 
 const OUTCOMES = [
   'ok', 'malformed_header', 'unknown_token', 'mac_mismatch', 'stale_nonce', 'replayed_nonce',
@@ -24,7 +25,8 @@ const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
  * macgate's Prometheus metrics, every name prefixed `macgate_`, on a registry of their own (the
  * embedding app may pass its own). The check itself pays for plain integer increments only
  * (`verifications`, the token cache's own stats): prom-client reads them at scrape time through
- * `collect`. Each request adds one `requestDuration` observation (the gateway's onResponse hook);
+ * `collect`. Each request adds one `requestDuration` observation (the gateway's onResponse hook),
+ * into plain numbers too (`PlainHistogram`);
  * the rest (token endpoint, authorizations, store commands) is off the hot path or once per
  * event-loop turn.
  */
@@ -37,7 +39,8 @@ export class Metrics {
   readonly revocationsReceived: Counter
   readonly cacheFlushes: Counter
   readonly storeCommands: Histogram<'command' | 'result'>
-  readonly requestDuration: Histogram<'route' | 'method' | 'status_class'>
+  /** Observed once per request: plain numbers, exposed at scrape time (plain-histogram.ts). */
+  readonly requestDuration: PlainHistogram<'route' | 'method' | 'status_class'>
   #caches: CacheStats[] = []
   #nonceStats: NonceStatsReader | undefined
   /** One labelled child per (command, result): observing makes no label object per batch. */
@@ -130,7 +133,7 @@ export class Metrics {
       buckets: LATENCY_BUCKETS,
       registers
     })
-    this.requestDuration = new Histogram({
+    this.requestDuration = new PlainHistogram({
       name: 'macgate_request_duration_seconds',
       help: 'Requests served, by route (the configured open API route, an endpoint, or unmatched), method and status class',
       labelNames: ['route', 'method', 'status_class'],
