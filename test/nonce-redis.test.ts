@@ -1,9 +1,8 @@
 // The Redis store's replay memory: minute buckets (sets of 8-byte keyed hashes), what a held nonce
-// costs in used_memory, and the upgrade from one key per nonce.
+// costs in used_memory, and what a turn's batch answers each request.
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { RedisStore } from '../plugin/store/redis/redis-store.ts'
-import { LEGACY_WINDOW_MS } from '../plugin/store/redis/nonces.ts'
 import { startRedis } from './helpers/redis.ts'
 import { nonceUse } from './helpers/store-suite.ts'
 import type { NonceUse } from '../plugin/store/store.ts'
@@ -18,12 +17,6 @@ async function open (t: Test, prefix = `${redis.prefix}${++stores}:`): Promise<R
 }
 
 const tokenHash = (): string => randomBytes(32).toString('hex')
-
-/** What the store before minute buckets wrote for a used nonce: its own key, in its token's tag, until the minute left the window. */
-async function oldLayoutNonce (store: RedisStore, hash: string, nonce: string, ttlSeconds: number): Promise<void> {
-  const slot = (hash.charCodeAt(0) & 15).toString(16)
-  await store.redis.eval("return redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') and 1 or 0", 1, `${store.prefix}{n:${slot}}:${hash}:${nonce}`, ttlSeconds)
-}
 
 t.test('sets per (tag, minute), of integers, expiring once with their minute; no key per nonce', async (t) => {
   const store = await open(t)
@@ -49,48 +42,12 @@ t.test('sets per (tag, minute), of integers, expiring once with their minute; no
   t.equal((await store.nonceStats()).held, 42, 'a minute long out of the window is no longer counted')
 })
 
-t.test('upgrading: nonces the old layout recorded stay refused through the window', async (t) => {
-  const prefix = `${redis.prefix}upgrade:`
-  const old = await open(t, `${redis.prefix}upgrade-writer:`)
-  // A deployment of the old layout: its server secret, and nonces it recorded one key each.
-  await old.redis.set(`${prefix}secret`, 'the-old-secret')
-  const [h1, h2] = [tokenHash(), tokenHash()]
-  const minute = Math.floor(Date.now() / 60_000)
-  const writer = { prefix, redis: old.redis } as unknown as RedisStore
-  await oldLayoutNonce(writer, h1, `7:${minute}`, 360)
-  await oldLayoutNonce(writer, h2, `-9:${minute}`, 360)
-  const store = await open(t, prefix)
-  t.match(await store.redis.get(`${prefix}nonce-layout:buckets`), /^\d{13}$/, 'the upgrade is marked with its time')
-  t.same(await Promise.all([
-    store.useNonce(nonceUse(h1, `7:${minute}`, { minute, ttlSeconds: 360 })),
-    store.useNonce(nonceUse(h2, `-9:${minute}`, { minute, ttlSeconds: 360 })),
-    store.useNonce(nonceUse(h1, `8:${minute}`, { minute, ttlSeconds: 360 }))
-  ]), [false, false, true], 'the old layout\'s nonces refused, a new one accepted')
-  t.equal(await store.useNonce(nonceUse(h1, `8:${minute}`, { minute, ttlSeconds: 360 })), false, 'and the new one then refused')
-  const second = await open(t, prefix)
-  t.equal(await second.useNonce(nonceUse(h2, `-9:${minute}`, { minute, ttlSeconds: 360 })), false, 'another instance started later keeps the same window')
-
-  // Minutes past the window (the marker moved back before it), old keys are no longer looked at.
-  await store.redis.set(`${prefix}nonce-layout:buckets`, String(Date.now() - LEGACY_WINDOW_MS - 120_000))
-  const late = await open(t, prefix)
-  await oldLayoutNonce(writer, h2, `10:${minute}`, 360)
-  t.equal(await late.useNonce(nonceUse(h2, `10:${minute}`, { minute, ttlSeconds: 360 })), true, 'past the window an old key cannot live: not looked at')
-})
-
 t.test('one token\'s nonces spread over every tag (a cluster shares even one busy token)', async (t) => {
   const store = await open(t)
   const hash = tokenHash()
   await Promise.all(Array.from({ length: 400 }, async (_, i) => await store.useNonce(nonceUse(hash, `${i}:1`))))
   const tags = new Set((await store.redis.keys(`${store.prefix}{n:*`)).map((key) => key.slice(store.prefix.length, store.prefix.length + 5)))
   t.equal(tags.size, 16, 'all 16 tags')
-})
-
-t.test('a new deployment has no upgrade window', async (t) => {
-  const store = await open(t)
-  t.equal(await store.redis.get(`${store.prefix}nonce-layout:buckets`), '0', 'marked: nothing to honour')
-  const hash = tokenHash()
-  await oldLayoutNonce(store, hash, '1:1', 360)
-  t.equal(await store.useNonce(nonceUse(hash, '1:1')), true, 'old-layout keys are not looked at (none can exist)')
 })
 
 t.test('used_memory per held nonce: 200,000 nonces in one minute', async (t) => {

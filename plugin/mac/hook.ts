@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors, toOAuthError, type OAuthError } from '../core/errors.ts'
+import { isThenable } from '../core/pending.ts'
 import { sendOpenApiError } from '../core/replies.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
 import { outcomeOf } from './outcome.ts'
@@ -77,13 +78,13 @@ export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { sco
   return function macAuth (request, reply, done) {
     const quota = routeQuota === undefined ? undefined : new QuotaReading(routeQuota)
     if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts, quota)
-    let result: MacIdentity | Promise<MacIdentity>
+    let result: MacIdentity | PromiseLike<MacIdentity>
     try {
       result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization, quota })
     } catch (error) {
       return refuseThrown(request, reply, done, error, counts, quota)
     }
-    if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity, quota), (error: unknown) => refuseThrown(request, reply, done, error, counts, quota))
+    if (isThenable<MacIdentity>(result)) result.then((identity) => { admit(request, reply, done, identity, quota) }, (error: unknown) => { refuseThrown(request, reply, done, error, counts, quota) })
     else admit(request, reply, done, result, quota)
   }
 }

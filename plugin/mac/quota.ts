@@ -84,7 +84,7 @@ export class Quotas {
    * Counts a verified request's nonce against its client's quota on the route, in the window of
    * `now` (the verifier's reading): the store's answer, to be given to `settle`.
    */
-  count (use: NonceUse, clientId: string, reading: QuotaReading, now: number): CountedUse | Promise<CountedUse> {
+  count (use: NonceUse, clientId: string, reading: QuotaReading, now: number): CountedUse | PromiseLike<CountedUse> {
     const window = quotaWindow(now)
     reading.clientId = clientId
     reading.window = window
@@ -100,7 +100,7 @@ export class Quotas {
     if (answer.outcome === 'over') this.#refusal(reading)
   }
 
-  #count (use: NonceUse, reading: QuotaReading, own: number | undefined): CountedUse | Promise<CountedUse> {
+  #count (use: NonceUse, reading: QuotaReading, own: number | undefined): CountedUse | PromiseLike<CountedUse> {
     reading.limit = own ?? reading.quota.perMinute
     // 0 blocks: no counter to read.
     if (reading.limit === 0) return BLOCKED

@@ -1,4 +1,5 @@
 import { errors, type ErrorOptions, type OAuthError } from '../core/errors.ts'
+import { isThenable } from '../core/pending.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
 import { NonceKeys } from '../store/nonce-key.ts'
 import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
@@ -85,10 +86,11 @@ export class MacVerifier {
   }
 
   /**
-   * The identity of a verified request, or a named error (thrown, or the promise's rejection). On a
-   * cache hit with a store that answers nonces at once, no promise is made at all.
+   * The identity of a verified request, or a named error (thrown, or the rejection of what comes
+   * later). On a cache hit no promise is made at all: the embedded store answers nonces at once,
+   * and the Redis store's answer comes as a `Pending`, chained here without one.
    */
-  verify (request: MacRequest): MacIdentity | Promise<MacIdentity> {
+  verify (request: MacRequest): MacIdentity | PromiseLike<MacIdentity> {
     const now = this.#clock()
     if (request.authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(request.authorization)
@@ -97,7 +99,7 @@ export class MacVerifier {
     return this.#check(request, header, found, now)
   }
 
-  #check ({ method, host, url, quota }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | Promise<MacIdentity> {
+  #check ({ method, host, url, quota }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | PromiseLike<MacIdentity> {
     if (token === undefined) throw errors.invalidToken()
 
     const queryStart = url.indexOf('?')
@@ -115,11 +117,12 @@ export class MacVerifier {
       const quotas = this.#quotas
       if (quotas === undefined) throw new Error('a route with a quota needs a verifier with quotas')
       const counted = quotas.count(use, token.identity.clientId, quota, now)
-      if (counted instanceof Promise) return counted.then((answer) => identityUnlessOverQuota(quotas, answer, token, quota))
+      if (isThenable<CountedUse>(counted)) return counted.then((answer) => identityUnlessOverQuota(quotas, answer, token, quota))
       return identityUnlessOverQuota(quotas, counted, token, quota)
     }
+    // The Redis store's answer is a `Pending`: chained without a promise (core/pending.ts).
     const fresh = this.#store.useNonce(use)
-    if (fresh instanceof Promise) return fresh.then((first) => identityUnlessReplayed(first, token))
+    if (typeof fresh !== 'boolean') return fresh.then((first) => identityUnlessReplayed(first, token))
     return identityUnlessReplayed(fresh, token)
   }
 

@@ -63,8 +63,8 @@ export abstract class ComposedStore implements Omit<Store, keyof StoreLifecycle>
   revokeGrant (grantId: string): Promise<string[]> { return this.#parts.grants.revokeGrant(grantId) }
   onRevocation (listener: RevocationListener): Promise<void> { return this.#parts.grants.onRevocation(listener) }
 
-  useNonce (use: NonceUse): boolean | Promise<boolean> { return this.#parts.nonces.useNonce(use) }
-  useCountedNonce (use: NonceUse, count: QuotaCount): CountedUse | Promise<CountedUse> { return this.#parts.nonces.useCountedNonce(use, count) }
+  useNonce (use: NonceUse): boolean | PromiseLike<boolean> { return this.#parts.nonces.useNonce(use) }
+  useCountedNonce (use: NonceUse, count: QuotaCount): CountedUse | PromiseLike<CountedUse> { return this.#parts.nonces.useCountedNonce(use, count) }
   quotaUsed (names: string[], window: number): Promise<number[]> { return this.#parts.nonces.quotaUsed(names, window) }
   nonceStats (): Promise<NonceStats> { return this.#parts.nonces.nonceStats() }
 

@@ -14,16 +14,14 @@ export const NONCE_KEY_BYTES = 8
 export interface NonceUse {
   /**
    * The keyed hash of (token hash, nonce), whole (32 bytes, no copy): the first `NONCE_KEY_BYTES`
-   * are what is compared; the Redis store spreads its sets by the next one.
+   * are what is compared; the Redis store picks a nonce's set by the next byte and its slot tag by
+   * the one after.
    */
   key: Buffer
   /** The nonce's minute (its `M`): the bucket it is kept in. */
   minute: number
   /** Seconds until that minute leaves the freshness window: the bucket's lifetime. */
   ttlSeconds: number
-  /** The token hash and the nonce themselves: only the Redis store's upgrade window reads them. */
-  tokenHash: string
-  nonce: string
 }
 
 /** Makes the `NonceUse` of a verified request under one server secret. */
@@ -36,6 +34,6 @@ export class NonceKeys {
   }
 
   use (tokenHash: string, nonce: string, minute: number, ttlSeconds: number): NonceUse {
-    return { key: hash('sha256', `${this.#prefix}${tokenHash}\n${nonce}`, 'buffer'), minute, ttlSeconds, tokenHash, nonce }
+    return { key: hash('sha256', `${this.#prefix}${tokenHash}\n${nonce}`, 'buffer'), minute, ttlSeconds }
   }
 }

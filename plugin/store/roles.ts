@@ -135,15 +135,16 @@ export interface NonceLog {
   /**
    * True the first time a nonce's key is seen in its minute's bucket, kept `ttlSeconds` (until the
    * minute leaves the window). A store that can answer at once (the embedded one) may return the
-   * answer itself: this runs on every request.
+   * answer itself, and one that cannot any thenable (the Redis store's is a `Pending`, no promise):
+   * this runs on every request.
    */
-  useNonce (use: NonceUse): boolean | Promise<boolean>
+  useNonce (use: NonceUse): boolean | PromiseLike<boolean>
   /**
    * `useNonce` behind a quota counter, atomically: when the counter has reached its limit the
    * answer is `over` and the nonce is not recorded (it may be sent again); else the nonce is
    * recorded and, when it is fresh, counted. The Redis store does it in the nonce batch's script.
    */
-  useCountedNonce (use: NonceUse, count: QuotaCount): CountedUse | Promise<CountedUse>
+  useCountedNonce (use: NonceUse, count: QuotaCount): CountedUse | PromiseLike<CountedUse>
 }
 
 /** Readings of the nonce log, for operators. */

@@ -1,15 +1,13 @@
 import { errors } from '../../core/errors.ts'
 import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
+import { Pending } from '../../core/pending.ts'
 import { orUnavailable } from './context.ts'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
 import type { NonceLog, NonceReports } from '../roles.ts'
 
-/** How the nonces reach Redis: the batch and stats scripts, plain commands for the upgrade marker. */
+/** How the nonces reach Redis: the batch and stats scripts, and what a cluster's counters use. */
 export interface NonceRedis {
-  macgateUseNonces: (...args: Array<number | Array<string | number | Buffer>>) => Promise<unknown>
-  exists: (key: string) => Promise<number>
-  set: (key: string, value: string, nx: 'NX') => Promise<unknown>
-  get: (key: string) => Promise<string | null>
+  macgateUseNonces: (...args: Array<number | Array<string | number>>) => Promise<unknown>
   macgateNonceStats: (count: number, keys: string[]) => Promise<unknown>
   macgateCountQuotas: (count: number, keys: string[], args: number[]) => Promise<unknown>
   decr: (key: string) => Promise<unknown>
@@ -20,15 +18,6 @@ export interface NonceRedis {
 export type NonceObserver = ((command: string, seconds: number, failed: boolean) => void) | undefined
 
 /**
- * The longest an old-layout nonce key (`{n:S}:TOKENHASH:NONCE`, one key per nonce, before the
- * minute sets) can live: its TTL ran to the end of its minute's window, at most 2 × skew + 2
- * minutes with the largest skew allowed (60). The nonces of the minutes up to that long after the
- * first start of this layout on a Redis that already held macgate's data are checked against their
- * old key too.
- */
-export const LEGACY_WINDOW_MS = (2 * 60 + 2) * 60_000
-
-/**
  * Sets per (slot tag, minute): 256, chosen by a byte of the keyed hash beyond the 64 compared. A set
  * of at most `set-max-intset-entries` (512 by default) integers is an intset, 8 bytes a member, where
  * a larger one is a hashtable at 50 to 65 bytes a member; 16 tags × 256 sets keep each under 512 up
@@ -36,17 +25,20 @@ export const LEGACY_WINDOW_MS = (2 * 60 + 2) * 60_000
  */
 const SETS_PER_TAG = 256
 
+/** Set key names kept for reuse (a busy minute names every set of every tag: 16 × 256 = 4,096 a minute). */
+const SET_KEYS_KEPT = 3 * 16 * SETS_PER_TAG
+
 /**
  * The Redis store's replay memory: per (slot tag, minute), 256 sets whose members are the nonces'
  * 64-bit keyed hashes (`nonce-key.ts`) as integers, so that Redis keeps each set as an intset;
  * SADD answers fresh or replayed, and each set expires once, when its minute leaves the window.
- * No key per nonce.
+ * No key per nonce. Sets spread over 16 tags by the keyed hash's tenth byte (its ninth picks the
+ * set), evenly however few tokens carry the load, so that a cluster shares it.
  *
  * The nonces of one event-loop turn go to Redis together, as one script call (setImmediate, not
- * nextTick: requests read from different sockets in one turn share a batch). Sets spread over 16
- * tags by another byte of the keyed hash, evenly however few tokens carry the load, so that a
- * cluster shares it: a single Redis takes the whole turn in one call, a cluster one call per tag. Each request costs one promise (its answer, read from the
- * batch's); each batch, its own and the script call's.
+ * nextTick: requests read from different sockets in one turn share a batch): a single Redis takes
+ * the whole turn in one call, a cluster one call per tag. A nonce costs its request no promise:
+ * each request's answer is a `Pending` the batch settles from the call's one answer.
  */
 export class RedisNonces implements NonceLog, NonceReports {
   readonly #redis: NonceRedis
@@ -58,10 +50,10 @@ export class RedisNonces implements NonceLog, NonceReports {
   readonly #counters: CounterBatches
   /** This turn's batches: one on a single Redis (index 0), else one per slot tag. */
   #batches: Array<Batch | undefined> = []
-  /** Nonces of minutes before this one are also checked against their old-layout key; 0: none can exist. */
-  #legacyMinute = 0
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
   readonly #known = new Map<number, number>()
+  /** Set id → its key's name, made once for all the requests that meet the set (bounded: SET_KEYS_KEPT). */
+  readonly #setKeys = new Map<number, string>()
 
   constructor (redis: NonceRedis, prefix: string, { perSlot, observer, clock }: { perSlot: boolean, observer: () => NonceObserver, clock: () => number }) {
     this.#redis = redis
@@ -72,22 +64,12 @@ export class RedisNonces implements NonceLog, NonceReports {
     this.#counters = new CounterBatches(redis)
   }
 
-  /**
-   * Learns whether old-layout nonces may still live. The first start of this layout marks the Redis
-   * with the time; on a Redis macgate had already used (its server secret is there), that starts the
-   * upgrade window, and on a new one there is none.
-   */
-  async start (now = this.#clock()): Promise<void> {
-    const marker = `${this.#prefix}nonce-layout:buckets`
-    const upgrading = await this.#redis.exists(`${this.#prefix}secret`) === 1
-    await this.#redis.set(marker, upgrading ? String(now) : '0', 'NX')
-    const since = Number(await this.#redis.get(marker))
-    this.#legacyMinute = since > 0 ? Math.ceil((since + LEGACY_WINDOW_MS) / 60_000) : 0
-  }
-
-  useNonce (use: NonceUse): Promise<boolean> {
-    const [batch, index] = this.#add(use, 0, 0)
-    return batch.answers.then((answers) => answers[2 * index] === 1)
+  useNonce (use: NonceUse): Pending<boolean> {
+    const answer = new Pending<boolean>()
+    const batch = this.#batchOf(use)
+    batch.plainArgs.push(this.#setIndex(batch, use), use.key.readBigInt64LE(0).toString())
+    batch.plain.push(answer)
+    return answer
   }
 
   /**
@@ -97,10 +79,20 @@ export class RedisNonces implements NonceLog, NonceReports {
    * counters go first, together, in one call to their own tag; a counted nonce found replayed is
    * given back (DECR).
    */
-  useCountedNonce (use: NonceUse, count: QuotaCount): Promise<CountedUse> {
+  useCountedNonce (use: NonceUse, count: QuotaCount): PromiseLike<CountedUse> {
     if (this.#perSlot) return this.#countFirst(use, count)
-    const [batch, index] = this.#add(use, this.#counterKey(count), count.ttlSeconds, count.limit)
-    return batch.answers.then((answers) => ({ outcome: OUTCOMES[answers[2 * index]! + 1]!, used: answers[2 * index + 1]! }))
+    const answer = new Pending<CountedUse>()
+    const batch = this.#batchOf(use)
+    const counterKey = this.#counterKey(count)
+    let counter = batch.counters.get(counterKey)
+    if (counter === undefined) {
+      counter = batch.keys.push(counterKey)
+      batch.counters.set(counterKey, counter)
+      batch.counterArgs.push(counter, count.ttlSeconds, count.limit)
+    }
+    batch.countedArgs.push(this.#setIndex(batch, use), use.key.readBigInt64LE(0).toString(), counter)
+    batch.counted.push(answer)
+    return answer
   }
 
   /** The counts of the named counters in a window: one MGET (on a cluster all share their tag). */
@@ -124,36 +116,36 @@ export class RedisNonces implements NonceLog, NonceReports {
     return `${this.#prefix}{q}:${window}:${name}`
   }
 
-  /** Puts a nonce (and its counter's key, if any) in this turn's batch of its tag: the batch and its place. */
-  #add ({ key, minute, ttlSeconds, tokenHash, nonce }: NonceUse, counterKey: string | 0, counterTtl: number, limit = 0): [Batch, number] {
-    // By the nonce's minute, so that a nonce meets the same set whenever it comes: minutes an old
-    // key may cover keep the old layout's tag (the token's), with the old key beside them.
-    const legacy = minute < this.#legacyMinute
-    const slot = legacy ? tokenHash.charCodeAt(0) & 15 : key[NONCE_KEY_BYTES + 1]! & 15
-    const batch = this.#batch(this.#perSlot ? slot : 0)
-    const set = key[NONCE_KEY_BYTES]!
-    const setId = (minute * 16 + slot) * SETS_PER_TAG + set
+  /** This turn's batch for the nonce's tag (one for all on a single Redis). */
+  #batchOf ({ key }: NonceUse): Batch {
+    return this.#batch(this.#perSlot ? key[NONCE_KEY_BYTES + 1]! & 15 : 0)
+  }
+
+  /** The index (1-based) of the nonce's set among the batch's keys, the set added to it when new. */
+  #setIndex (batch: Batch, { key, minute, ttlSeconds }: NonceUse): number {
+    // By the nonce's minute, so that a nonce meets the same set whenever it comes.
+    const slot = key[NONCE_KEY_BYTES + 1]! & 15
+    const setId = (minute * 16 + slot) * SETS_PER_TAG + key[NONCE_KEY_BYTES]!
     let setIndex = batch.sets.get(setId)
     if (setIndex === undefined) {
-      setIndex = batch.keys.push(this.#setKey(slot, minute, set))
+      setIndex = batch.keys.push(this.#setKeyOf(setId))
       batch.sets.set(setId, setIndex)
       batch.setArgs.push(setIndex, ttlSeconds)
       batch.minutes.add(minute * 16 + slot)
     }
-    let counter = 0
-    if (counterKey !== 0) {
-      counter = batch.counters.get(counterKey) ?? 0
-      if (counter === 0) {
-        counter = batch.keys.push(counterKey)
-        batch.counters.set(counterKey, counter)
-        batch.counterArgs.push(counter, counterTtl)
-      }
+    return setIndex
+  }
+
+  #setKeyOf (setId: number): string {
+    let key = this.#setKeys.get(setId)
+    if (key === undefined) {
+      // Minutes go by: dropped whole when full, and made again as they are met.
+      if (this.#setKeys.size >= SET_KEYS_KEPT) this.#setKeys.clear()
+      const tagMinute = Math.floor(setId / SETS_PER_TAG)
+      key = this.#setKey(tagMinute % 16, Math.floor(tagMinute / 16), setId % SETS_PER_TAG)
+      this.#setKeys.set(setId, key)
     }
-    // The old layout's key, in the same tag: only for minutes one may cover.
-    const old = legacy ? batch.keys.push(`${this.#prefix}{n:${slot.toString(16)}}:${tokenHash}:${nonce}`) : 0
-    // A decimal integer: what Redis keeps in an intset.
-    batch.nonceArgs.push(setIndex, key.readBigInt64LE(0).toString(), old, counter, limit)
-    return [batch, batch.size++]
+    return key
   }
 
   /**
@@ -193,11 +185,10 @@ export class RedisNonces implements NonceLog, NonceReports {
   #sendAll (): void {
     const batches = this.#batches
     this.#batches = []
-    const now = this.#clock()
-    for (const batch of batches) if (batch !== undefined) this.#send(batch, now)
+    for (const batch of batches) if (batch !== undefined) this.#send(batch)
   }
 
-  #send (batch: Batch, now: number): void {
+  #send (batch: Batch): void {
     for (const tagMinute of batch.minutes) {
       // The window's end: the minute's last second plus the longest skew (60 minutes) at most.
       if (!this.#known.has(tagMinute)) this.#known.set(tagMinute, (Math.floor(tagMinute / 16) + 62) * 60_000)
@@ -206,10 +197,10 @@ export class RedisNonces implements NonceLog, NonceReports {
     const started = observer === undefined ? 0 : performance.now()
     const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed)
     // Arrays, not spread: ioredis flattens them, and a long turn would overflow a spread call.
-    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.length / 2, batch.counterArgs.length / 2, batch.setArgs, batch.counterArgs, batch.nonceArgs).then(
-      (fresh) => {
+    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.length / 2, batch.counterArgs.length / 3, batch.plain.length, batch.setArgs, batch.counterArgs, batch.plainArgs, batch.countedArgs).then(
+      (answers) => {
         told(false)
-        batch.settle(fresh as number[])
+        batch.settle(answers as number[])
       },
       (error: unknown) => {
         told(true)
@@ -251,7 +242,10 @@ class CounterBatches {
   }
 }
 
-/** One script call's worth: the keys it touches (1-based in the script), its sets' arguments, its nonces'. */
+/**
+ * One script call's worth: the keys it touches (1-based in the script), its sets' and counters'
+ * arguments, its nonces' (plain ones, then those behind a counter), and each request's answer.
+ */
 class Batch {
   readonly keys: string[] = []
   /** Set id ((minute × 16 + tag) × 256 + set) → its key's index. */
@@ -262,20 +256,25 @@ class Batch {
   readonly setArgs: number[] = []
   /** Quota counter key → its key's index. */
   readonly counters = new Map<string, number>()
-  /** Per counter: its key's index, its lifetime in seconds. */
+  /** Per counter: its key's index, its lifetime in seconds, its limit. */
   readonly counterArgs: number[] = []
-  /** Per nonce: its set's index, its keyed hash (a decimal integer), its old-layout key's index or 0, its counter's index or 0, its limit. */
-  readonly nonceArgs: Array<number | string> = []
-  size = 0
-  readonly answers: Promise<number[]>
-  settle!: (fresh: number[]) => void
-  fail!: (error: Error) => void
+  /** Per plain nonce: its set's index, its keyed hash (a decimal integer). */
+  readonly plainArgs: Array<number | string> = []
+  /** Per nonce behind a counter: its set's index, its keyed hash, its counter's index. */
+  readonly countedArgs: Array<number | string> = []
+  readonly plain: Array<Pending<boolean>> = []
+  readonly counted: Array<Pending<CountedUse>> = []
 
-  constructor () {
-    this.answers = new Promise((resolve, reject) => {
-      this.settle = resolve
-      this.fail = reject
-    })
+  /** The script's answers: per plain nonce 1 (first use) or 0; then per counted nonce its status and its counter's value. */
+  settle (answers: number[]): void {
+    const plain = this.plain.length
+    for (let i = 0; i < plain; i++) this.plain[i]!.resolve(answers[i] === 1)
+    for (let i = 0; i < this.counted.length; i++) this.counted[i]!.resolve({ outcome: OUTCOMES[answers[plain + 2 * i]! + 1]!, used: answers[plain + 2 * i + 1]! })
+  }
+
+  fail (error: Error): void {
+    for (const answer of this.plain) answer.reject(error)
+    for (const answer of this.counted) answer.reject(error)
   }
 }
 

@@ -39,8 +39,6 @@ export class RedisStore extends ComposedStore implements Store {
   readonly prefix: string
   readonly #context: RedisContext
   readonly #feed: RevocationFeed
-  /** The replay memory: sets per tag and minute, one script call per event-loop turn (per slot on a cluster). */
-  readonly #nonces: RedisNonces
 
   constructor (target: RedisTarget, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {}, clock = Date.now }: RedisStoreOptions = {}) {
     const { client, subscriberCandidates } = openClient(target, commandTimeout, redisOptions)
@@ -52,7 +50,8 @@ export class RedisStore extends ComposedStore implements Store {
     const context = new RedisContext(redis, keys, clock)
     const feed = new RevocationFeed(keys.revocationChannel, subscriberCandidates, (hashes) => grants.notify(hashes))
     const grants = new RedisGrants(context, feed)
-    // On a cluster a script's keys must share a slot: the nonce batch goes out per slot.
+    // The replay memory: sets per tag and minute, one script call per event-loop turn; on a cluster a
+    // script's keys must share a slot, so the batch goes out per slot.
     const nonces = new RedisNonces(redis, prefix, { perSlot: typeof target !== 'string', observer: () => context.observer, clock })
     super({
       clients: new RedisClients(context, grants),
@@ -67,7 +66,6 @@ export class RedisStore extends ComposedStore implements Store {
     this.prefix = prefix
     this.#context = context
     this.#feed = feed
-    this.#nonces = nonces
   }
 
   /**
@@ -81,7 +79,6 @@ export class RedisStore extends ComposedStore implements Store {
     this.redis.on('error', remember)
     try {
       await this.redis.connect()
-      await this.#nonces.start()
     } catch (error) {
       // Otherwise ioredis keeps reconnecting and holds the process open.
       this.redis.disconnect()

@@ -228,52 +228,53 @@ for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', p
 redis.call('DEL', sessions)`
   },
   // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the nonce sets (of 64-bit keyed
-  // hashes, by tag, minute and a further byte), the old layout's per-nonce keys still to honour (the
-  // upgrade window) and the quota counters. ARGV: the set count b, the counter count c; per set, its
-  // key's index and lifetime (s); per counter, its key's index and lifetime; then per nonce, its
-  // set's index, its keyed hash, its old-layout key's index or 0, its counter's index or 0, and its
-  // limit. Returns per nonce {1 first use, 0 replay, -1 over its quota (not recorded), the counter's
-  // value}: the counter is checked first and counts first uses only. A counter is read once per call
-  // and counted in the script (the call is atomic), then written once (INCRBY): a limited nonce costs
-  // Redis no more commands than another. A set's expiry is set when it has none (its minute's end of
-  // window), and moved only later (a verifier with a wider skew): not once per nonce; a counter's is
-  // set when this call made it.
+  // hashes, by tag, minute and a further byte) and the quota counters. ARGV: the set count b, the
+  // counter count c, the plain nonce count p; per set, its key's index and lifetime (s); per counter,
+  // its key's index, lifetime and limit; per plain nonce, its set's index and keyed hash; then per
+  // nonce behind a counter, its set's index, keyed hash and counter's index. Returns per plain nonce
+  // 1 (first use) or 0 (replay), then per counted nonce {1, 0 or -1 over its quota (not recorded),
+  // the counter's value}: the counter is checked first and counts first uses only. A counter is read
+  // once per call and counted in the script (the call is atomic), then written once (INCRBY): a
+  // limited nonce costs Redis no more commands than another. A set's expiry is set when it has none
+  // (its minute's end of window), and moved only later (a verifier with a wider skew): not once per
+  // nonce; a counter's is set when this call made it.
   macgateUseNonces: {
-    lua: `local b, c = tonumber(ARGV[1]), tonumber(ARGV[2])
-local answers, value, counted = {}, {}, {}
-for i = 2 * b + 2 * c + 3, #ARGV, 5 do
-  local counter = tonumber(ARGV[i + 3])
-  local used = 0
-  if counter > 0 then
-    used = value[counter]
-    if used == nil then
-      used = tonumber(redis.call('GET', KEYS[counter]) or '0')
-      counted[counter] = 0
-    end
+    lua: `local b, c, p = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local sets, counters = 4, 4 + 2 * b
+local plain = counters + 3 * c
+local answers, value, counted, limit = {}, {}, {}, {}
+for i = plain, plain + 2 * p - 1, 2 do
+  answers[#answers + 1] = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+end
+for i = counters, plain - 1, 3 do limit[tonumber(ARGV[i])] = tonumber(ARGV[i + 2]) end
+for i = plain + 2 * p, #ARGV, 3 do
+  local counter = tonumber(ARGV[i + 2])
+  local used = value[counter]
+  if used == nil then
+    used = tonumber(redis.call('GET', KEYS[counter]) or '0')
+    counted[counter] = 0
   end
   local added = -1
-  if counter == 0 or used < tonumber(ARGV[i + 4]) then
+  if used < limit[counter] then
     added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
-    local old = tonumber(ARGV[i + 2])
-    if added == 1 and old > 0 and redis.call('EXISTS', KEYS[old]) == 1 then added = 0 end
-    if added == 1 and counter > 0 then
+    if added == 1 then
       used = used + 1
       counted[counter] = counted[counter] + 1
     end
   end
-  if counter > 0 then value[counter] = used end
+  value[counter] = used
   answers[#answers + 1] = added
   answers[#answers + 1] = used
 end
-for i = 3, 2 * b + 1, 2 do
+for i = sets, counters - 1, 2 do
   local set, wanted = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
   local left = redis.call('TTL', set)
   if left == -1 or left < wanted - 1 then redis.call('EXPIRE', set, wanted) end
 end
-for i = 2 * b + 3, 2 * b + 2 * c + 1, 2 do
+for i = counters, plain - 1, 3 do
   local counter = tonumber(ARGV[i])
   local added = counted[counter]
-  if added > 0 and redis.call('INCRBY', KEYS[counter], added) == added then redis.call('EXPIRE', KEYS[counter], ARGV[i + 1]) end
+  if added ~= nil and added > 0 and redis.call('INCRBY', KEYS[counter], added) == added then redis.call('EXPIRE', KEYS[counter], ARGV[i + 1]) end
 end
 return answers`
   },
