@@ -21,8 +21,18 @@ import { base, CONNECTIONS, PATH, POPULATION, quick, stopAll, type Scenario, typ
 /**
  * Requests of each counting pass: enough that the IPC of the pass itself (a promise or two) does
  * not show; fewer for a few `--rungs` in a quick run (the smoke run), still under 0.01 a request.
+ * `--count N` sets it: a quick run's timing with a full run's counts (2,000 requests see a few
+ * young-generation collections, and their heap bytes move by some hundreds; 20,000 by tens).
  */
-const COUNTED_REQUESTS = quick ? (process.argv.includes('--rungs') ? 500 : 2000) : 20_000
+const COUNTED_REQUESTS = countOption() ?? (quick ? (process.argv.includes('--rungs') ? 500 : 2000) : 20_000)
+
+function countOption (): number | undefined {
+  const at = process.argv.indexOf('--count')
+  if (at === -1) return undefined
+  const count = Number(process.argv[at + 1])
+  if (!Number.isInteger(count) || count < 100) throw new Error(`--count takes a number of requests, at least 100, not ${process.argv[at + 1]}`)
+  return count
+}
 
 const STEP_NAMES: Record<GatewayStep, string> = {
   'route-check': '+ the gateway app and its route check (MAC check off)',

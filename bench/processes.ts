@@ -11,7 +11,7 @@ import { childNodeArgs, sibling } from './paths.ts'
 // The gateway (or proxy) under test gets core 0; the load generator, the upstream and Redis core 1.
 export const pinning = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 && cpus().length >= 2
 
-function pinned (core: number, command: string, args: string[]): [string, string[]] {
+export function pinned (core: number, command: string, args: string[]): [string, string[]] {
   return pinning ? ['taskset', ['-c', String(core), command, ...args]] : [command, args]
 }
 

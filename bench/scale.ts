@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { GatewayReady } from './messages.ts'
 import { childNodeArgs, fromSource } from './paths.ts'
-import { freePort, pinning, type Target } from './processes.ts'
+import { freePort, pinned, pinning, type Target } from './processes.ts'
 
 const run = promisify(execFile)
 
@@ -68,7 +68,9 @@ async function treeCpu (pid: number): Promise<number> {
 
 /**
  * `macgate start --workers N` on the Redis of `gateway-redis`, under its key prefix, so that the
- * token `ready` names (seeded there) works on it too. Not pinned: its workers may use both cores.
+ * token `ready` names (seeded there) works on it too. Pinned to core 0 like every server under test
+ * (its workers inherit the pinning), so that its CPU per request, summed over the primary and its
+ * workers, compares with theirs; on this 2-core machine the load generator has the other core.
  */
 export async function startWorkers (count: number, upstream: string, redisUrl: string, ready: GatewayReady): Promise<Target<GatewayReady>> {
   const dir = await mkdtemp(join(tmpdir(), 'macgate-bench-workers-'))
@@ -77,7 +79,8 @@ export async function startWorkers (count: number, upstream: string, redisUrl: s
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-redis:', PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: '0', LOG_LEVEL: 'silent' }
   delete env.REDIS_CLUSTER_NODES
-  const child = spawn(process.execPath, [...childNodeArgs, CLI, 'start', '--config', config, '--workers', String(count)], { env, stdio: ['ignore', 'inherit', 'pipe'] })
+  const [command, args] = pinned(0, process.execPath, [...childNodeArgs, CLI, 'start', '--config', config, '--workers', String(count)])
+  const child = spawn(command, args, { env, stdio: ['ignore', 'inherit', 'pipe'] })
   let output = ''
   child.stderr!.on('data', (chunk) => { output += String(chunk) })
   const stop = async (): Promise<void> => {

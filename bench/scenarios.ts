@@ -256,14 +256,15 @@ export async function codeExchangeScenario ({ onRedis }: Bench): Promise<Scenari
 }
 
 /**
- * 12a, 12b: the scaling curve, `macgate start --workers 1` and `--workers 2` (Redis nonces, no
- * log), unpinned; each started for its measurement and stopped after it, so that they never share
- * the machine. Measured once each, after the rounds. The load generator keeps core 1, so on this 2-core machine the second worker
- * competes with it: the curve says what a second core gives when the load comes from elsewhere.
+ * 12a, 12b: `macgate start --workers 1` and `--workers 2` (Redis nonces, no log), measured as
+ * every other scenario is: in the alternated rounds, best undisturbed round, CPU per request summed
+ * over the primary and its workers, pinned to core 0 (scale.ts). So 12a's CPU per request reads
+ * against 10's (the same gateway, with its log): what a worker costs per request, not what a
+ * second core gives, which a 2-core machine with the load generator on the other core cannot show.
  */
 export async function workersScenario ({ upstream, redisUrl, onRedis }: Bench, count: number): Promise<Scenario> {
   const target = await startWorkers(count, base(upstream), redisUrl, onRedis.ready)
-  return { id: `12${'ab'[count - 1]!}`, name: `macgate start --workers ${count} (Redis nonces, unpinned)`, target, setupRequest: signed(base(target), PATH, target.ready), onRedis: true }
+  return { id: `12${'ab'[count - 1]!}`, name: `macgate start --workers ${count} (Redis nonces, no log, core 0)`, target, setupRequest: signed(base(target), PATH, target.ready), onRedis: true }
 }
 
 export const WORKER_COUNTS = [1, 2]
