@@ -15,6 +15,7 @@ import { MacVerifier, type MacIdentity } from './mac/verify.ts'
 import { watchQuotaRefusals } from './mac/quota-refusals.ts'
 import { Quotas } from './mac/quota.ts'
 import { authorizeRoutes } from './oauth/authorize-endpoint.ts'
+import { deviceVerificationRoutes } from './oauth/device/verification-page.ts'
 import { standardRoutes } from './oauth/standard-endpoints.ts'
 import { standardTokenRoutes } from './oauth/standard-token-endpoint.ts'
 import { tokenRoutes } from './oauth/token-endpoint.ts'
@@ -95,6 +96,8 @@ async function pages (fastify: FastifyInstance, config: MacgateContext): Promise
   authorizeRoutes(fastify, config)
   signInRoutes(fastify, config)
   appsRoutes(fastify, config)
+  // The device grant's page (RFC 8628), where the issuer's users type the code.
+  if (config.issuer !== undefined) deviceVerificationRoutes(fastify, config)
 }
 
 /** The store's part of the metrics: command latency, and what the revocation channel delivers. */

@@ -5,6 +5,8 @@ import { required, single, type Params } from '../core/params.ts'
 import type { ClientRecord } from '../store/store.ts'
 import { authenticateClient } from './client-auth.ts'
 import { exchangeCode } from './grants/code.ts'
+import { redeemDeviceCode } from './grants/device-code.ts'
+import { DEVICE_CODE_GRANT } from './device/grant-type.ts'
 import { refreshTokens } from './grants/refresh.ts'
 import { sendStandardError, sendStandardJson } from './standard-replies.ts'
 import { servedClient, type TokenEndpointCors } from './token-cors.ts'
@@ -25,7 +27,9 @@ const GRANTS = {
     required(params, 'redirect_uri')
     return await exchangeCode(config, client, params)
   },
-  refresh_token: async (config: MacgateContext, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false })
+  refresh_token: async (config: MacgateContext, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false }),
+  // RFC 8628: a device's poll; no PKCE (contract §12), and no Xiaomi-dialect form (96006 there).
+  [DEVICE_CODE_GRANT]: redeemDeviceCode
 }
 
 /** The grant type each request asked for, as a metric label: one of ours, else `other` (never the client's text). */

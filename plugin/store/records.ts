@@ -78,6 +78,47 @@ export interface CodeRecord {
   used?: boolean
 }
 
+/**
+ * A device authorization (RFC 8628) from its start until its token set is issued: what the device
+ * asked for, how often it may poll, and the user's decision once made.
+ */
+export interface DeviceCodeRecord {
+  grantId: string
+  clientId: string
+  scope: string[]
+  /** Unix ms: after it the code can no longer be entered, and a poll is told it expired. */
+  expiresAt: number
+  /** Seconds the device must wait between polls; each slow_down adds 5 (RFC 8628 §3.5). */
+  interval: number
+  /** `spent` once its token set was issued. */
+  status: 'pending' | 'approved' | 'denied' | 'spent'
+  /** Who decided, once someone has. */
+  userId?: string
+  /** Unix ms of the last poll, so that every instance judges the next one alike. */
+  lastPollAt?: number
+}
+
+/** What one poll finds: the status, or `slow_down` (the interval grown), `expired`, `missing`, `other_client`. */
+export type DevicePollState = DeviceCodeRecord['status'] | 'slow_down' | 'expired' | 'missing' | 'other_client'
+
+/** A poll's answer: its state, and the record as the poll left it (absent when `missing` or `other_client`). */
+export interface DevicePoll {
+  state: DevicePollState
+  record?: DeviceCodeRecord
+}
+
+/** Where a user code leads: the device code's grant and hash. */
+export interface UserCodeTarget {
+  grantId: string
+  deviceCodeHash: string
+}
+
+/** `ok`: recorded. `missing`: unknown or gone. `expired`: too late. `decided`: someone decided already. */
+export type DeviceDecisionResult = 'ok' | 'missing' | 'expired' | 'decided'
+
+/** `ok`: spent now, tokens saved. `spent`: already redeemed. `undecided`: not approved (yet). */
+export type DeviceRedeemResult = 'ok' | 'missing' | 'spent' | 'undecided'
+
 export interface AccessTokenRecord {
   grantId: string
   clientId: string
