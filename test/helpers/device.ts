@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { registerClient } from '../../plugin/admin.ts'
 import { ScopeRegistry } from '../../plugin/core/scope.ts'
-import type { ClientRecord, Store } from '../../plugin/store/store.ts'
+import type { Store } from '../../plugin/store/store.ts'
 import { InjectBrowser } from './app.ts'
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
@@ -9,11 +9,9 @@ export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 /** A client registered for the device grant: public (a TV app) unless told, with its secret when confidential. */
 export async function addDeviceClient (store: Store, { public: isPublic = true, name = 'Living Room TV', scope = '1 3 4 6' } = {}) {
   const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
-    name, redirectUris: ['https://tv.example/unused'], scope, public: isPublic
+    name, redirectUris: ['https://tv.example/unused'], scope, public: isPublic, grantTypes: [DEVICE_GRANT]
   })
-  const registered = { ...client, grantTypes: ['authorization_code', 'refresh_token', DEVICE_GRANT] } as ClientRecord
-  await store.saveClient(registered)
-  return { client: registered, clientId: client.id, clientSecret }
+  return { client, clientId: client.id, clientSecret }
 }
 
 export interface DeviceAnswer {

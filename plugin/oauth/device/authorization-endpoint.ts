@@ -6,7 +6,7 @@ import { parseScope } from '../../core/scope.ts'
 import { single, type Params } from '../../core/params.ts'
 import { authenticateClient } from '../client-auth.ts'
 import { sendStandardJson } from '../standard-replies.ts'
-import { registeredForDevice } from './grant-type.ts'
+import { DEVICE_CODE_GRANT } from '../../core/grant-types.ts'
 import { displayUserCode, newUserCode, userCodeHash } from './user-code.ts'
 
 export const DEVICE_AUTHORIZATION_PATH = '/oauth2/device_authorization'
@@ -40,7 +40,7 @@ export function deviceAuthorizationRoute (fastify: FastifyInstance, config: Macg
   }, async (request, reply) => {
     const params = (request.body ?? {}) as Params
     const client = await authenticateClient(config, request, params, { allowPublic: true })
-    if (!registeredForDevice(client)) throw errors.unauthorizedClient('the client is not registered for the device grant')
+    if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) throw errors.unauthorizedClient('the client is not registered for the device grant')
     await countForClient(config, client.id)
     const requested = parseScope(single(params, 'scope') ?? '')
     const scope = config.registry.check(requested.length === 0 ? client.scopes : requested, client.scopes)

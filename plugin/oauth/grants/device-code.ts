@@ -4,14 +4,13 @@ import type { ClientRecord } from '../../store/store.ts'
 import { required, type Params } from '../../core/params.ts'
 import { grantIdOf, hashSecret } from '../../core/credentials.ts'
 import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.ts'
-import { registeredForDevice } from '../device/grant-type.ts'
 
 /** How much sooner than the interval a poll may come (network jitter) before it is too soon. */
 export const POLL_TOLERANCE_MS = 1000
 
 /**
- * grant_type=urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4-3.5). In order: the
- * deployment offers the grant (an issuer) and the client was registered for it; the device code is
+ * grant_type=urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4-3.5), for a client the
+ * endpoint found registered for it. In order: the deployment offers the grant (an issuer); the device code is
  * ours (its tag, checked without a store read); then one poll, judged by the store atomically so
  * that every instance judges alike: too soon (slow_down, the interval 5 s longer), pending,
  * denied, expired, or approved. Approved: the code grant's token set, redeemed once by the store's
@@ -22,7 +21,6 @@ export const POLL_TOLERANCE_MS = 1000
 export async function redeemDeviceCode (config: MacgateContext, client: ClientRecord, params: Params): Promise<object> {
   const { store } = config
   if (config.issuer === undefined) throw errors.unsupportedGrantType('the device grant needs the deployment\'s issuer')
-  if (!registeredForDevice(client)) throw errors.unauthorizedClient('the client is not registered for the device grant')
   const deviceCode = required(params, 'device_code')
   const grantId = grantIdOf(config.secret, deviceCode)
   if (grantId === undefined) throw errors.invalidGrant('device_code unknown')
