@@ -101,6 +101,14 @@ export const usage = `Usage: macgate <command>
        [--redirect-uri URI] [--method POST|GET] [--amount N]
                               spends the file's codes (or refresh tokens), one a line, at
                               /oauth2/token; client secret from MACGATE_CLIENT_SECRET
+  login --issuer URL --client-id ID [--scope "1 3"] [--client-secret-file FILE] [--out FILE]
+                              sign in as a user with the device grant (a client registered with
+                              --grant-types device): shows a code and URL (a QR code on a
+                              terminal), waits for approval, writes the token answer (mode 0600)
+                              to FILE, default $XDG_CONFIG_HOME/macgate/token.json (~/.config),
+                              which load --credentials reads; secret also MACGATE_CLIENT_SECRET
+  login --refresh [--out FILE] [--client-secret-file FILE]
+                              renews that token with its refresh token
 
 Environment: REDIS_URL (redis://[user:password@]host[:port][/db], rediss:// for TLS),
 or REDIS_CLUSTER_NODES=host:port,host:port,... for a Redis Cluster
