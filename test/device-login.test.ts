@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import t from 'tap'
 import { failure, main } from '../gateway/commands/main.ts'
+import { removeClient } from '../plugin/admin.ts'
 import { addUser, InjectBrowser } from './helpers/app.ts'
 import { capture } from './helpers/capture.ts'
 import { addDeviceClient, decideDevice } from './helpers/device.ts'
@@ -21,6 +22,10 @@ const issuer = `http://127.0.0.1:${port}`
 // Polls every second, so that the test waits little; the gateway listens on the issuer's port.
 const gateway = await liveGateway(t, redis, randomBytes(32).toString('base64url'), { issuer, devicePollInterval: 1 }, port)
 const plain = await liveGateway(t, redis, randomBytes(32).toString('base64url'))
+// Codes that expire after a second, on the same Redis under another public name.
+const shortPort = await freePort()
+const shortIssuer = `http://127.0.0.1:${shortPort}`
+await liveGateway(t, redis, randomBytes(32).toString('base64url'), { issuer: shortIssuer, devicePollInterval: 1, deviceCodeTtl: 1 }, shortPort)
 const home = await mkdtemp(join(tmpdir(), 'macgate-login-'))
 
 /**
@@ -93,6 +98,18 @@ t.test('login with a confidential client, denied; a QR code on a terminal; --out
   t.match(wrong, { code: 2, stderr: /^macgate: the device authorization refused: invalid_client/ })
 })
 
+t.test('login while polling: a code expired, the client removed', async (t) => {
+  const { clientId } = await addDeviceClient(gateway.store)
+  const expired = await loginWhile(['--issuer', shortIssuer, '--client-id', clientId, '--out', join(home, 'expired.json')], {}, async () => {})
+  t.equal(expired.stderr, 'macgate: the code expired before it was approved: run macgate login again\n')
+  t.equal(expired.code, 2)
+
+  const removed = await loginWhile(['--issuer', issuer, '--client-id', clientId, '--out', join(home, 'removed.json')], {}, async () => {
+    await removeClient(gateway.store, clientId)
+  })
+  t.match(removed, { code: 2, stderr: /^macgate: the token endpoint refused: invalid_request/ }, 'a public client that no longer exists')
+})
+
 t.test('login refusals', async (t) => {
   const { clientId } = await addDeviceClient(gateway.store)
   t.match(await runInProcess(['login', '--client-id', clientId], {}), { code: 2, stderr: /login needs --issuer URL/ })
@@ -103,5 +120,11 @@ t.test('login refusals', async (t) => {
   t.match(await runInProcess(['login', '--issuer', `http://127.0.0.1:${closed}`, '--client-id', clientId], {}), { code: 2, stderr: /cannot reach .*ECONNREFUSED/ })
   t.match(await runInProcess(['login', '--refresh', '--out', join(home, 'none.json')], {}), { code: 2, stderr: /cannot read the token file .*ENOENT.*run macgate login first/ })
   t.match(await runInProcess(['login', '--refresh', '--issuer', issuer], {}), { code: 2, stderr: /--refresh takes the issuer/ })
+  const partial = join(home, 'partial.json')
+  await writeFile(partial, '{"access_token":"a","mac_key":"b"}\n')
+  t.match(await runInProcess(['login', '--refresh', '--out', partial], {}), { code: 2, stderr: /has no refresh_token, issuer or client_id/ })
+  await writeFile(partial, JSON.stringify({ access_token: 'a', mac_key: 'b', refresh_token: 'forged', issuer, client_id: clientId }))
+  t.match(await runInProcess(['login', '--refresh', '--out', partial], {}), { code: 2, stderr: /the refresh refused: invalid_grant/ })
+  t.match(await runInProcess(['login', '--issuer', issuer, '--client-id', clientId, '--client-secret-file', join(home, 'nope')], {}), { code: 2, stderr: /cannot read the client secret file .*ENOENT/ })
   t.match(await runInProcess(['login', '--issuer', issuer, '--client-id', clientId, '--scope', '99'], {}), { code: 2, stderr: /refused: invalid_scope/ })
 })

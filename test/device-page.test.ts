@@ -223,3 +223,26 @@ t.test('wrong codes are limited per session, per address and across the deployme
   t.equal((await elsewhere('CCCC-CCCC')).statusCode, 400)
   t.equal((await elsewhere(started.user_code)).statusCode, 429, 'the deployment\'s limit: 7 wrong codes in all')
 })
+
+t.test('a store outage: 503 at every step, never a 500', async (t) => {
+  const { app, store, redis } = await buildTestApp(t, { store: 'redis', issuer: ISSUER })
+  const { clientId } = await addDeviceClient(store)
+  const started = (await startDevice(app, { client_id: clientId })).body as DeviceAnswer
+  const user = await addUser(store)
+  const browser = new InjectBrowser(app)
+  await browser.signIn(user.username, user.password)
+  await browser.get('/oauth2/device')
+  await redis!.stop()
+  t.match(await startDevice(app, { client_id: clientId }), { status: 503, body: { error: 'temporarily_unavailable' } })
+  t.match(await pollDevice(app, { client_id: clientId, device_code: started.device_code }), { status: 503, body: { error: 'temporarily_unavailable' } })
+  const page = await browser.post('/oauth2/device', { user_code: started.user_code })
+  t.equal(page.statusCode, 503, 'the page: the service is unavailable')
+  t.match(page.body, /96000/)
+})
+
+t.test('a request without a body', async (t) => {
+  const { app } = await buildTestApp(t, { issuer: ISSUER })
+  const empty = await app.inject({ method: 'POST', url: '/oauth2/device_authorization' })
+  t.equal(empty.statusCode, 400)
+  t.match(empty.json(), { error: 'invalid_request' })
+})
