@@ -107,21 +107,24 @@ function issued (body: Record<string, unknown>, issuer: string, clientId: string
 
 /**
  * RFC 8628 §3.4-3.5 from the device's side: polls every `interval` seconds, 5 s more after each
- * slow_down, until a token answer or a refusal (denied, expired, anything else).
+ * slow_down, until a token answer or a refusal (denied, expired, anything else). A deployment
+ * briefly unavailable (503, 429) is asked again until the code's own expiry.
  */
-async function pollForToken (endpoints: Endpoints, auth: ClientAuth, deviceCode: string, interval: number): Promise<Record<string, unknown>> {
+async function pollForToken (endpoints: Endpoints, auth: ClientAuth, deviceCode: string, interval: number, expiresIn: number): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + expiresIn * 1000
   let wait = interval
   for (;;) {
     await sleep(wait * 1000)
     const { status, body } = await post(endpoints.token, auth, { grant_type: DEVICE_GRANT, device_code: deviceCode })
     if (status === 200) return body
-    if (body.error === 'authorization_pending') continue
+    const retry = body.error === 'authorization_pending' || body.error === 'temporarily_unavailable'
+    if (retry && Date.now() < deadline) continue
     if (body.error === 'slow_down') {
       wait += 5
       continue
     }
     if (body.error === 'access_denied') throw new OperatorError('the sign-in was denied in the browser')
-    if (body.error === 'expired_token') throw new OperatorError('the code expired before it was approved: run macgate login again')
+    if (body.error === 'expired_token' || retry) throw new OperatorError('the code expired before it was approved: run macgate login again')
     throw refusal('the token endpoint', body)
   }
 }
@@ -145,7 +148,7 @@ async function login (values: { issuer?: string, 'client-id'?: string, scope?: s
     if ((stdout as { isTTY?: boolean }).isTTY === true) stdout.write(await QRCode.toString(complete, { type: 'terminal', small: true }))
   }
   stdout.write(`Waiting for approval (the code expires in ${Math.round(Number(expiresIn) / 60)} min)...\n`)
-  const body = await pollForToken(endpoints, auth, String(deviceCode), Number(interval) > 0 ? Number(interval) : 5)
+  const body = await pollForToken(endpoints, auth, String(deviceCode), Number(interval) > 0 ? Number(interval) : 5, Number(expiresIn) > 0 ? Number(expiresIn) : 600)
   await save(file, issued(body, issuer, clientId))
   stdout.write(`Signed in (scope ${String(body.scope)}): the token is in ${file}\n`)
 }
