@@ -137,6 +137,13 @@ t.test('polls: denied, expired, another client, a forged code; the Xiaomi endpoi
   t.equal(entered.statusCode, 400, 'an expired code cannot be entered')
   t.match(entered.body, /not valid, or it has expired/)
 
+  // Approved, then removed on the apps page before the device polled: no token.
+  const removed = (await startDevice(app, { client_id: clientId, scope: '1' })).body as DeviceAnswer
+  await decideDevice(browser, user, removed.user_code, 'allow')
+  await store.forgetConsent(user.userId, clientId)
+  step(10_000)
+  t.match(await pollDevice(app, { client_id: clientId, device_code: removed.device_code }), { status: 400, body: { error: 'access_denied' } }, 'the app\'s access removed since the approval')
+
   const xiaomi = await app.inject({ method: 'POST', url: '/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ grant_type: DEVICE_GRANT, client_id: clientId, device_code: late.device_code }).toString() })
   t.match(xiaomi.body, /"error":96006/)
 })

@@ -36,6 +36,9 @@ export async function redeemDeviceCode (config: MacgateContext, client: ClientRe
   if (state === 'denied') throw errors.deviceAccessDenied()
   // Approved: the store recorded who approved it.
   const userId = record.userId!
+  // Removed on the user's apps page since (the consent forgotten): the approval goes with it.
+  const granted = await store.getConsent(userId, client.id)
+  if (!record.scope.every((scope) => granted.includes(scope))) throw errors.deviceAccessDenied('the user removed the app\'s access')
 
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
