@@ -37,7 +37,7 @@ export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/re
 export type { ClientChanges, ClientRecord, OriginClient, UserRecord } from './store/store.ts'
 // The store's roles: what an adapter implements, and what each part of macgate takes (roles.ts).
 export type {
-  AccountStore, ClientReader, ClientStore, CodeStore, ConsentStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenLookup, TokenStore
+  AccountStore, ClientReader, ClientStore, CodeStore, ConsentStore, DeviceCodeStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenLookup, TokenStore
 } from './store/store.ts'
 export type { MacIdentity } from './mac/verify.ts'
 export type { ClientOrigins, OriginClients } from './oauth/client-origins.ts'
@@ -51,6 +51,7 @@ export { grantAccessToken, grantCode } from './oauth/authorize-response.ts'
 export { changePassword, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.ts'
 export type { UserGrant, Consent } from './store/store.ts'
 export type { NonceStats, NonceUse } from './store/store.ts'
+export type { DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DevicePollState, DeviceRedeemResult, UserCodeTarget } from './store/store.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

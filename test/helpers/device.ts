@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import { registerClient } from '../../plugin/admin.ts'
+import { DEVICE_CODE_GRANT } from '../../plugin/core/grant-types.ts'
 import { ScopeRegistry } from '../../plugin/core/scope.ts'
 import type { Store } from '../../plugin/store/store.ts'
 import { InjectBrowser } from './app.ts'
 
-export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+/** RFC 8628's grant type. */
+export const DEVICE_GRANT = DEVICE_CODE_GRANT
 
 /** A client registered for the device grant: public (a TV app) unless told, with its secret when confidential. */
 export async function addDeviceClient (store: Store, { public: isPublic = true, name = 'Living Room TV', scope = '1 3 4 6' } = {}) {
