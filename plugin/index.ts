@@ -15,6 +15,7 @@ import { MacVerifier, type MacIdentity } from './mac/verify.ts'
 import { watchQuotaRefusals } from './mac/quota-refusals.ts'
 import { Quotas } from './mac/quota.ts'
 import { authorizeRoutes } from './oauth/authorize-endpoint.ts'
+import { deviceVerificationRoutes } from './oauth/device/verification-page.ts'
 import { standardRoutes } from './oauth/standard-endpoints.ts'
 import { standardTokenRoutes } from './oauth/standard-token-endpoint.ts'
 import { tokenRoutes } from './oauth/token-endpoint.ts'
@@ -30,12 +31,13 @@ export { escapeHtml, FAVICON_SVG, layout } from './core/html.ts'
 export { SECURITY_HEADERS, securityHeaders, sendErrorPage, sendOpenApiError, sendPage, sendTokenBody, sendTokenError } from './core/replies.ts'
 export { compileValidator, SchemaError } from './core/schema.ts'
 export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope.ts'
+export { DEVICE_CODE_GRANT, GRANT_SHORT_NAMES, GRANT_TYPES, grantTypesOfShortNames, isGrantType, normalGrantTypes, shortNamesOf, type GrantType, type ResponseType } from './core/grant-types.ts'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory/memory-store.ts'
 export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/redis/redis-store.ts'
 export type { ClientChanges, ClientRecord, OriginClient, UserRecord } from './store/store.ts'
 // The store's roles: what an adapter implements, and what each part of macgate takes (roles.ts).
 export type {
-  AccountStore, ClientReader, ClientStore, CodeStore, ConsentStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenLookup, TokenStore
+  AccountStore, ClientReader, ClientStore, CodeStore, ConsentStore, DeviceCodeStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenLookup, TokenStore
 } from './store/store.ts'
 export type { MacIdentity } from './mac/verify.ts'
 export type { ClientOrigins, OriginClients } from './oauth/client-origins.ts'
@@ -49,6 +51,7 @@ export { grantAccessToken, grantCode } from './oauth/authorize-response.ts'
 export { changePassword, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.ts'
 export type { UserGrant, Consent } from './store/store.ts'
 export type { NonceStats, NonceUse } from './store/store.ts'
+export type { DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DevicePollState, DeviceRedeemResult, UserCodeTarget } from './store/store.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -95,6 +98,8 @@ async function pages (fastify: FastifyInstance, config: MacgateContext): Promise
   authorizeRoutes(fastify, config)
   signInRoutes(fastify, config)
   appsRoutes(fastify, config)
+  // The device grant's page (RFC 8628), where the issuer's users type the code.
+  if (config.issuer !== undefined) deviceVerificationRoutes(fastify, config)
 }
 
 /** The store's part of the metrics: command latency, and what the revocation channel delivers. */

@@ -28,6 +28,10 @@ const DEFAULTS = {
   signInRateLimit: 10,
   clientAuthRateLimit: { perClient: 10, perAddress: 50 },
   secureCookies: false,
+  deviceCodeTtl: 600,
+  devicePollInterval: 5,
+  deviceAuthorizationRateLimit: { perClient: 600, perAddress: 30 },
+  userCodeGuessLimit: { perSession: 5, perAddress: 20, perDeployment: 100 },
   timeouts: { connectMs: 5000, headersMs: 30_000, bodyIdleMs: 30_000 },
   upstreamPool: { connections: 128, maxWaiting: 1024, ejectAfterFailures: 3, ejectMs: 10_000 },
   clientTimeouts: { headersMs: 15_000, requestMs: 300_000, keepAliveMs: 72_000, checkIntervalMs: 5000 },
@@ -36,7 +40,7 @@ const DEFAULTS = {
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache, cors, corsOriginCacheMs)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache, cors, corsOriginCacheMs)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {
@@ -72,6 +76,8 @@ t.test('every refusal names the field', async (t) => {
     [{ routes: [{ path: '/a', extra: 1 }] }, 'config.routes[0] has an unknown field extra (known: path, methods, scopes, match, upstream, timeouts, quota)'],
     [{ codeTtl: 601 }, 'config.codeTtl must be a whole number from 1 to 600'],
     [{ codeTtl: 0 }, 'config.codeTtl must be a whole number from 1 to 600'],
+    [{ deviceCodeTtl: 1801 }, 'config.deviceCodeTtl must be a whole number from 1 to 1800'],
+    [{ userCodeGuessLimit: { perDeployment: 0 } }, 'config.userCodeGuessLimit.perDeployment must be a whole number of at least 1'],
     [{ accessTokenTtl: 1.5 }, 'config.accessTokenTtl must be integer'],
     [{ nonceSkewMinutes: 61 }, 'config.nonceSkewMinutes must be a whole number from 1 to 60'],
     [{ tokenCache: { max: -1 } }, 'config.tokenCache.max must be a whole number of at least 0'],

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
-import { AuditEvents, createUser, defaultScopes, registerClient, ScopeRegistry, type Store } from '../../plugin/index.ts'
+import { AuditEvents, createUser, defaultScopes, DEVICE_CODE_GRANT, registerClient, ScopeRegistry, type Store } from '../../plugin/index.ts'
 import { logAuditEvents } from '../access-log.ts'
 import { loadConfig } from '../config.ts'
 import { startDemoApp, type DemoApp } from '../demo/app-server.ts'
@@ -24,15 +24,17 @@ function portOf (value: string | undefined): number {
 
 /**
  * With the embedded store nothing exists yet: a demo client and user to walk the flow with, and the
- * demo app's two public clients (code with PKCE, and the implicit grant) at its own origin.
+ * demo app's two public clients (code with PKCE, and the implicit grant) at its own origin, and a
+ * public device client for `macgate login` (the device grant, on the demo's issuer: its origin).
  */
-async function seedDemo (store: Store, origin: string, app: DemoApp): Promise<{ demo: DemoClient, banner: string }> {
+async function seedDemo (store: Store, origin: string, app: DemoApp): Promise<{ demo: DemoClient, banner: string, issuer: string }> {
   const redirectUri = `${origin}/demo/callback`
   const registry = new ScopeRegistry()
   const { client, clientSecret } = await registerClient(store, registry, { name: 'macgate demo', redirectUris: [redirectUri], scope: '1 3 4 6' })
   const appClient = { redirectUris: [`${app.origin}/`], scope: '1 3 4 6', public: true as const }
   const code = await registerClient(store, registry, { ...appClient, name: 'macgate demo app (code + PKCE)' })
   const implicit = await registerClient(store, registry, { ...appClient, name: 'macgate demo app (implicit)', responseTypes: ['token'] })
+  const device = await registerClient(store, registry, { name: 'macgate demo device', redirectUris: [redirectUri], scope: '1 3 4 6', public: true, grantTypes: [DEVICE_CODE_GRANT] })
   app.configure({ gateway: origin, redirectUri: `${app.origin}/`, scope: '1 3 4 6', clients: { code: code.client.id, token: implicit.client.id } })
   const password = randomBytes(9).toString('base64url')
   await createUser(store, 'demo', password)
@@ -43,8 +45,9 @@ async function seedDemo (store: Store, origin: string, app: DemoApp): Promise<{ 
   demo user    username=demo  password=${password}
   demo client  client_id=${client.id}  client_secret=${clientSecret}
                redirect_uri=${redirectUri}
+  demo device  macgate login --issuer ${origin} --client-id ${device.client.id}
 `
-  return { demo: { clientId: client.id, clientSecret, redirectUri }, banner }
+  return { demo: { clientId: client.id, clientSecret, redirectUri }, banner, issuer: origin }
 }
 
 /**
@@ -94,7 +97,8 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   const app = await buildGateway({
     store,
     // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
-    config: seeded === undefined ? config : { ...config, macDebug: true },
+    // Its issuer is the demo's origin unless configured: the device grant needs one.
+    config: seeded === undefined ? config : { ...config, macDebug: true, issuer: config.issuer ?? seeded.issuer },
     ...(env.MACGATE_SECRET !== undefined && { secret: env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
     logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() }

@@ -64,18 +64,21 @@ export const usage = `Usage: macgate <command>
                               a bad field fails the start with its name (see README, Running).
                               Without --config and MACGATE_UPSTREAM: the sample open API.
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
-              [--response-types code,token] [--require-pkce] [--resource-server]
-              [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256]
+              [--response-types code,token | --grant-types code,implicit,device]
+              [--require-pkce] [--resource-server] [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256]
               [--quota-per-minute N] [--json]
                               --public: an app in a browser, no secret, PKCE (code grant unless
                               --response-types says token too); its redirect URIs' origins and
-                              each --allowed-origin may call the open API from a browser (CORS)
+                              each --allowed-origin may call the open API from a browser (CORS);
+                              --grant-types: code (with refresh_token), implicit, device (with
+                              refresh_token); the token endpoints refuse any other grant
   clients list [--json]
   clients show ID [--config FILE] [--json]
                               the client, and its quota on each limited route of FILE with this
                               minute's use over every instance
   clients update ID [--redirect-uri URI]... [--allowed-origin ORIGIN]... [--no-allowed-origins]
-              [--response-types code,token] [--quota-per-minute N | --no-quota] [--json]
+              [--response-types code,token] [--grant-types code,implicit,device]
+              [--quota-per-minute N | --no-quota] [--json]
                               an option given replaces that field (a list: the whole list);
                               --no-quota: the routes' default quotas apply again
   clients remove ID
@@ -98,6 +101,14 @@ export const usage = `Usage: macgate <command>
        [--redirect-uri URI] [--method POST|GET] [--amount N]
                               spends the file's codes (or refresh tokens), one a line, at
                               /oauth2/token; client secret from MACGATE_CLIENT_SECRET
+  login --issuer URL --client-id ID [--scope "1 3"] [--client-secret-file FILE] [--out FILE]
+                              sign in as a user with the device grant (a client registered with
+                              --grant-types device): shows a code and URL (a QR code on a
+                              terminal), waits for approval, writes the token answer (mode 0600)
+                              to FILE, default $XDG_CONFIG_HOME/macgate/token.json (~/.config),
+                              which load --credentials reads; secret also MACGATE_CLIENT_SECRET
+  login --refresh [--out FILE] [--client-secret-file FILE]
+                              renews that token with its refresh token
 
 Environment: REDIS_URL (redis://[user:password@]host[:port][/db], rediss:// for TLS),
 or REDIS_CLUSTER_NODES=host:port,host:port,... for a Redis Cluster

@@ -25,6 +25,14 @@ export interface MacgateSettings {
   clientAuthRateLimit?: { perClient?: number, perAddress?: number }
   /** Send the session cookie only over HTTPS; turn on behind TLS. */
   secureCookies?: boolean
+  /** Seconds a device authorization (RFC 8628) waits for the user; at most 1800. */
+  deviceCodeTtl?: number
+  /** Seconds a device waits between polls, at first. */
+  devicePollInterval?: number
+  /** Device authorizations started per minute, per client_id and per address. */
+  deviceAuthorizationRateLimit?: { perClient?: number, perAddress?: number }
+  /** Wrong user codes entered per minute on the verification page: per session, per address, across the deployment. */
+  userCodeGuessLimit?: { perSession?: number, perAddress?: number, perDeployment?: number }
   /**
    * Seconds after a rotation during which the spent refresh token, presented again, answers with
    * the same successor token set instead of revoking the grant (a lost answer, parallel refreshes).
@@ -80,6 +88,10 @@ export interface MacgateContext {
   signInRateLimit: number
   clientAuthRateLimit: { perClient: number, perAddress: number }
   secureCookies: boolean
+  deviceCodeTtl: number
+  devicePollInterval: number
+  deviceAuthorizationRateLimit: { perClient: number, perAddress: number }
+  userCodeGuessLimit: { perSession: number, perAddress: number, perDeployment: number }
   issuer?: string
   macDebug: boolean
   refreshReuseGraceSeconds: number
@@ -125,6 +137,27 @@ export const settingsSchema = {
       }
     },
     secureCookies: { type: 'boolean', default: defaults.secureCookies },
+    deviceCodeTtl: { ...seconds, maximum: 1800, default: defaults.deviceCodeTtl },
+    devicePollInterval: { ...seconds, maximum: 60, default: defaults.devicePollInterval },
+    deviceAuthorizationRateLimit: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        perClient: { type: 'integer', minimum: 1, default: defaults.deviceAuthorizationRateLimit.perClient },
+        perAddress: { type: 'integer', minimum: 1, default: defaults.deviceAuthorizationRateLimit.perAddress }
+      }
+    },
+    userCodeGuessLimit: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        perSession: { type: 'integer', minimum: 1, default: defaults.userCodeGuessLimit.perSession },
+        perAddress: { type: 'integer', minimum: 1, default: defaults.userCodeGuessLimit.perAddress },
+        perDeployment: { type: 'integer', minimum: 1, default: defaults.userCodeGuessLimit.perDeployment }
+      }
+    },
     macDebug: { type: 'boolean', default: false },
     refreshReuseGraceSeconds: { type: 'integer', minimum: 0, maximum: 300, default: 0 },
     issuer: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },

@@ -17,6 +17,14 @@ export const defaults = {
   signInRateLimit: 10,
   /** Failed client authentications at the token endpoint per minute (an address may host many clients). */
   clientAuthRateLimit: { perClient: 10, perAddress: 50 },
+  /** Seconds a device authorization (RFC 8628) waits for the user. */
+  deviceCodeTtl: 600,
+  /** Seconds a device waits between polls, at first (RFC 8628 §3.5's default). */
+  devicePollInterval: 5,
+  /** Device authorizations started per minute, per client and per address. */
+  deviceAuthorizationRateLimit: { perClient: 600, perAddress: 30 },
+  /** Wrong user codes entered per minute: per browser session, per address, and across the deployment (README, "Devices"). */
+  userCodeGuessLimit: { perSession: 5, perAddress: 20, perDeployment: 100 },
   strictRedirectUri: false,
   secureCookies: false,
   /** How far a nonce's minute may lie from ours, either way. */

@@ -101,6 +101,12 @@ export const errors = {
   /** A verified client over its quota on a limited route (README, "Quotas"); Retry-After says when the window opens. */
   quotaExceeded: define('quotaExceeded', { errno: 96014, code: 'OA_QUOTA_EXCEEDED', text: 'quota exceeded', statusCode: 429, advice: 'This application has used up its requests for now; try again in a minute.' }),
   invalidCode: define('invalidCode', { errno: 96013, code: 'OA_INVALID_CODE', text: 'code invalid or expired', statusCode: 400 }),
+  // RFC 8628 §3.5: a device's poll at the standard token endpoint (contract §12). The Xiaomi dialect
+  // has no device grant (it answers 96006), so these never reach it; 96002 is their place in the family.
+  authorizationPending: define('authorizationPending', { errno: 96002, code: 'OA_AUTHORIZATION_PENDING', text: 'the user has not decided yet', statusCode: 400 }),
+  slowDown: define('slowDown', { errno: 96002, code: 'OA_SLOW_DOWN', text: 'polled too often: wait 5 s more between polls', statusCode: 400 }),
+  expiredToken: define('expiredToken', { errno: 96002, code: 'OA_EXPIRED_TOKEN', text: 'the device code expired: start again', statusCode: 400 }),
+  deviceAccessDenied: define('deviceAccessDenied', { errno: 96012, code: 'OA_ACCESS_DENIED', text: 'the user denied the device access', statusCode: 400 }),
   /** The gateway's upstream refused, reset or could not be reached (the open API's own 502). */
   upstreamUnavailable: define('upstreamUnavailable', { errno: 502, code: 'OA_UPSTREAM_UNAVAILABLE', text: 'upstream unavailable', statusCode: 502, advice: ADVICE.unavailable }),
   /** Too many requests already wait for this upstream: refused at once rather than queued (the same family as 502 and 504). */

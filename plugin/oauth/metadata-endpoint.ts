@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
 import { sendStandardJson } from './standard-replies.ts'
 import { STANDARD_TOKEN_AUTH_METHODS, STANDARD_TOKEN_PATH } from './standard-token-endpoint.ts'
+import { deviceGrantTypes, deviceMetadata } from './device/metadata.ts'
 
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post']
 /** A public client sends its client_id alone (RFC 7591's `none`), at the token and revocation endpoints. */
@@ -29,12 +30,13 @@ export function metadataRoute (fastify: FastifyInstance, config: MacgateContext)
       revocation_endpoint: `${issuer}/oauth2/revoke`,
       introspection_endpoint: `${issuer}/oauth2/introspect`,
       response_types_supported: ['code', 'token'],
-      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', ...deviceGrantTypes(config)],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: STANDARD_TOKEN_AUTH_METHODS,
       revocation_endpoint_auth_methods_supported: WITH_PUBLIC,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-      scopes_supported: config.registry.ids()
+      scopes_supported: config.registry.ids(),
+      ...deviceMetadata(config, issuer)
     })
   })
 }

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
 import { errors, toOAuthError } from '../core/errors.ts'
 import { introspectionRoute } from './introspection-endpoint.ts'
+import { deviceAuthorizationRoute } from './device/authorization-endpoint.ts'
 import { metadataRoute } from './metadata-endpoint.ts'
 import { revocationRoute } from './revocation-endpoint.ts'
 import { sendStandardError } from './standard-replies.ts'
@@ -17,4 +18,5 @@ export function standardRoutes (fastify: FastifyInstance, config: MacgateContext
   metadataRoute(fastify, config)
   revocationRoute(fastify, config, cors)
   introspectionRoute(fastify, config)
+  if (config.issuer !== undefined) deviceAuthorizationRoute(fastify, config, config.issuer.replace(/\/$/, ''))
 }

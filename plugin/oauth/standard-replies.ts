@@ -16,6 +16,11 @@ const RFC_CODES: Record<string, string> = {
   unauthorizedClient: 'unauthorized_client',
   unsupportedGrantType: 'unsupported_grant_type',
   invalidScope: 'invalid_scope',
+  // RFC 8628 §3.5, a device's poll.
+  authorizationPending: 'authorization_pending',
+  slowDown: 'slow_down',
+  expiredToken: 'expired_token',
+  deviceAccessDenied: 'access_denied',
   storeUnavailable: 'temporarily_unavailable',
   tooManyRequests: 'temporarily_unavailable',
   internal: 'server_error'

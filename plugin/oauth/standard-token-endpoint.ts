@@ -5,7 +5,10 @@ import { required, single, type Params } from '../core/params.ts'
 import type { ClientRecord } from '../store/store.ts'
 import { authenticateClient } from './client-auth.ts'
 import { exchangeCode } from './grants/code.ts'
+import { redeemDeviceCode } from './grants/device-code.ts'
+import { DEVICE_CODE_GRANT } from '../core/grant-types.ts'
 import { refreshTokens } from './grants/refresh.ts'
+import { checkGrantAllowed } from './grants/allowed-grant.ts'
 import { sendStandardError, sendStandardJson } from './standard-replies.ts'
 import { servedClient, type TokenEndpointCors } from './token-cors.ts'
 
@@ -25,7 +28,9 @@ const GRANTS = {
     required(params, 'redirect_uri')
     return await exchangeCode(config, client, params)
   },
-  refresh_token: async (config: MacgateContext, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false })
+  refresh_token: async (config: MacgateContext, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false }),
+  // RFC 8628: a device's poll; no PKCE (contract §12), and no Xiaomi-dialect form (96006 there).
+  [DEVICE_CODE_GRANT]: redeemDeviceCode
 }
 
 /** The grant type each request asked for, as a metric label: one of ours, else `other` (never the client's text). */
@@ -67,6 +72,7 @@ export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateCo
     if (!known) throw errors.unsupportedGrantType()
     const client = await authenticate(config, request, params)
     servedClient(request, client)
+    checkGrantAllowed(client, grantType)
     const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
     config.metrics.tokenRequests.labels(grantType, 'issued').inc()
     return await sendStandardJson(reply, body)

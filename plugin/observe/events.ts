@@ -24,6 +24,12 @@ export interface AuditEventMap {
   'consent.revoked': { clientId: string, userId: string, grants: number }
   /** A client reached its quota on a route: the first refusal in the window, on this instance. */
   'quota.exceeded': { clientId: string, route: string, limit: number, window: number }
+  /** A device asked to be authorized (RFC 8628): the user code is out, nobody has decided. */
+  'device.started': { grantId: string, clientId: string, scope: string[] }
+  'device.approved': { grantId: string, clientId: string, userId: string, scope: string[] }
+  'device.denied': { grantId: string, clientId: string, userId: string }
+  /** The approved device's poll got its token set (once). */
+  'device.issued': { grantId: string, clientId: string, userId: string }
   'user.created': { userId: string, username: string }
   'user.removed': { userId: string, username: string, grants: number }
   'user.password_changed': { userId: string, username: string }

@@ -1,9 +1,9 @@
 import type { NonceUse } from './nonce-key.ts'
 import type {
-  AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, HitCount, NonceStats, OriginClient, QuotaCount, RedeemResult,
-  RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserGrant, UserRecord
+  AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DeviceRedeemResult, HitCount, NonceStats, OriginClient, QuotaCount, RedeemResult,
+  RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserCodeTarget, UserGrant, UserRecord
 } from './records.ts'
-import type { AccountStore, ClientStore, CodeStore, ConsentStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenStore } from './roles.ts'
+import type { AccountStore, ClientStore, CodeStore, ConsentStore, DeviceCodeStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenStore } from './roles.ts'
 
 /** A store's parts, one per role: what `ComposedStore` hands each method to. */
 export interface StoreParts {
@@ -12,6 +12,7 @@ export interface StoreParts {
   consents: ConsentStore
   grantIndex: GrantIndex
   grants: CodeStore & TokenStore
+  devices: DeviceCodeStore
   nonces: NonceLog & NonceReports
   hits: HitCounters
 }
@@ -62,6 +63,13 @@ export abstract class ComposedStore implements Omit<Store, keyof StoreLifecycle>
   rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> { return this.#parts.grants.rotateRefreshToken(tokenHash, tokens, grace) }
   revokeGrant (grantId: string): Promise<string[]> { return this.#parts.grants.revokeGrant(grantId) }
   onRevocation (listener: RevocationListener): Promise<void> { return this.#parts.grants.onRevocation(listener) }
+
+  saveDeviceCode (deviceCodeHash: string, userCodeHash: string, record: DeviceCodeRecord): Promise<boolean> { return this.#parts.devices.saveDeviceCode(deviceCodeHash, userCodeHash, record) }
+  findUserCode (userCodeHash: string): Promise<UserCodeTarget | undefined> { return this.#parts.devices.findUserCode(userCodeHash) }
+  getDeviceCode (deviceCodeHash: string, grantId: string): Promise<DeviceCodeRecord | undefined> { return this.#parts.devices.getDeviceCode(deviceCodeHash, grantId) }
+  decideDeviceCode (target: UserCodeTarget, userCodeHash: string, decision: { userId: string, approved: boolean }): Promise<DeviceDecisionResult> { return this.#parts.devices.decideDeviceCode(target, userCodeHash, decision) }
+  pollDeviceCode (deviceCodeHash: string, grantId: string, clientId: string, toleranceMs: number): Promise<DevicePoll> { return this.#parts.devices.pollDeviceCode(deviceCodeHash, grantId, clientId, toleranceMs) }
+  redeemDeviceCode (deviceCodeHash: string, tokens: TokenRecords): Promise<DeviceRedeemResult> { return this.#parts.devices.redeemDeviceCode(deviceCodeHash, tokens) }
 
   useNonce (use: NonceUse): boolean | PromiseLike<boolean> { return this.#parts.nonces.useNonce(use) }
   useCountedNonce (use: NonceUse, count: QuotaCount): CountedUse | PromiseLike<CountedUse> { return this.#parts.nonces.useCountedNonce(use, count) }

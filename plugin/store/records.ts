@@ -10,6 +10,8 @@
  * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
  */
 
+import { grantTypesOfResponseTypes, type GrantType, type ResponseType } from '../core/grant-types.ts'
+
 export interface ClientRecord {
   id: string
   name: string
@@ -17,7 +19,13 @@ export interface ClientRecord {
   secretHash: string
   redirectUris: string[]
   scopes: string[]
-  responseTypes: Array<'code' | 'token'>
+  /** What the authorization endpoint serves it: follows from `grantTypes` (core/grant-types.ts). */
+  responseTypes: ResponseType[]
+  /**
+   * What the token endpoints serve it (RFC names). A record saved before clients had them reads
+   * with the ones its response types allowed (`storedClient`).
+   */
+  grantTypes: GrantType[]
   requirePkce: boolean
   /** The secret before the last rotation, accepted until `previousSecretUntil` (ms since the epoch). */
   previousSecretHash?: string
@@ -41,7 +49,13 @@ export interface ClientRecord {
  * What `Store.updateClient` replaces; `allowedOrigins: []` removes them, `quotaPerMinute: null` the
  * client's own limit (the routes' defaults apply again). More fields may join.
  */
-export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes'>> & { quotaPerMinute?: number | null }
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'grantTypes'>> & { quotaPerMinute?: number | null }
+
+/** A client record as read from a store: one saved before clients had grant types gets those its response types allowed. */
+export function storedClient (client: ClientRecord): ClientRecord {
+  if (Array.isArray(client.grantTypes)) return client
+  return { ...client, grantTypes: grantTypesOfResponseTypes(client.responseTypes) }
+}
 
 /** A client that registered an origin (by a redirect URI or an allowed origin). */
 export interface OriginClient {
@@ -77,6 +91,47 @@ export interface CodeRecord {
   /** Set once the code has been exchanged. */
   used?: boolean
 }
+
+/**
+ * A device authorization (RFC 8628) from its start until its token set is issued: what the device
+ * asked for, how often it may poll, and the user's decision once made.
+ */
+export interface DeviceCodeRecord {
+  grantId: string
+  clientId: string
+  scope: string[]
+  /** Unix ms: after it the code can no longer be entered, and a poll is told it expired. */
+  expiresAt: number
+  /** Seconds the device must wait between polls; each slow_down adds 5 (RFC 8628 §3.5). */
+  interval: number
+  /** `spent` once its token set was issued. */
+  status: 'pending' | 'approved' | 'denied' | 'spent'
+  /** Who decided, once someone has. */
+  userId?: string
+  /** Unix ms of the last poll, so that every instance judges the next one alike. */
+  lastPollAt?: number
+}
+
+/** What one poll finds: the status, or `slow_down` (the interval grown), `expired`, `missing`, `other_client`. */
+export type DevicePollState = DeviceCodeRecord['status'] | 'slow_down' | 'expired' | 'missing' | 'other_client'
+
+/** A poll's answer: its state, and the record as the poll left it (absent when `missing` or `other_client`). */
+export interface DevicePoll {
+  state: DevicePollState
+  record?: DeviceCodeRecord
+}
+
+/** Where a user code leads: the device code's grant and hash. */
+export interface UserCodeTarget {
+  grantId: string
+  deviceCodeHash: string
+}
+
+/** `ok`: recorded. `missing`: unknown or gone. `expired`: too late. `decided`: someone decided already. */
+export type DeviceDecisionResult = 'ok' | 'missing' | 'expired' | 'decided'
+
+/** `ok`: spent now, tokens saved. `spent`: already redeemed. `undecided`: not approved (yet). */
+export type DeviceRedeemResult = 'ok' | 'missing' | 'spent' | 'undecided'
 
 export interface AccessTokenRecord {
   grantId: string

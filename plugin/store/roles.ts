@@ -9,8 +9,8 @@
  */
 
 import type {
-  AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, HitCount, NonceStats, OriginClient, QuotaCount,
-  RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserGrant, UserRecord
+  AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DeviceRedeemResult, HitCount, NonceStats, OriginClient, QuotaCount,
+  RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserCodeTarget, UserGrant, UserRecord
 } from './records.ts'
 import type { NonceUse } from './nonce-key.ts'
 
@@ -105,6 +105,36 @@ export interface CodeStore {
   redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult>
 }
 
+/**
+ * Device authorizations (RFC 8628): the device code by its hash, in its grant's slot, and the user
+ * code's hash leading to it. Every read-modify-write is atomic, so that every instance judges a
+ * poll alike and a decision or a redemption happens once. Uses the store's clock.
+ */
+export interface DeviceCodeStore {
+  /**
+   * Saves a new device authorization, the user code leading to it until `expiresAt`; the record is
+   * kept as long again after that, so that a late poll learns it expired. False (nothing saved)
+   * when the user code leads to another live one already.
+   */
+  saveDeviceCode (deviceCodeHash: string, userCodeHash: string, record: DeviceCodeRecord): Promise<boolean>
+  /** The device code a user code leads to, until it expires or is decided. */
+  findUserCode (userCodeHash: string): Promise<UserCodeTarget | undefined>
+  getDeviceCode (deviceCodeHash: string, grantId: string): Promise<DeviceCodeRecord | undefined>
+  /**
+   * Atomically: records the user's decision on a pending, unexpired code; then the user code leads
+   * nowhere any more.
+   */
+  decideDeviceCode (target: UserCodeTarget, userCodeHash: string, decision: { userId: string, approved: boolean }): Promise<DeviceDecisionResult>
+  /**
+   * Atomically: one poll by `clientId` now. Polled within `interval` less `toleranceMs` of the last
+   * poll: `slow_down`, and the interval grows by 5 s. Every poll of a live code is remembered as the last.
+   * Another client's code is left untouched (`other_client`).
+   */
+  pollDeviceCode (deviceCodeHash: string, grantId: string, clientId: string, toleranceMs: number): Promise<DevicePoll>
+  /** Atomically: if approved and not yet spent, marks it spent and saves the tokens. */
+  redeemDeviceCode (deviceCodeHash: string, tokens: TokenRecords): Promise<DeviceRedeemResult>
+}
+
 /** An access token by its hash, and the revocations that must drop it from any cache: the verifier's. */
 export interface TokenLookup {
   getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined>
@@ -167,4 +197,4 @@ export interface HitCounters {
 }
 
 /** Every role: the store the plugin takes, and the gateway passes around. */
-export interface Store extends StoreLifecycle, ClientStore, AccountStore, ConsentStore, GrantIndex, CodeStore, TokenStore, NonceLog, NonceReports, HitCounters {}
+export interface Store extends StoreLifecycle, ClientStore, AccountStore, ConsentStore, GrantIndex, CodeStore, DeviceCodeStore, TokenStore, NonceLog, NonceReports, HitCounters {}

@@ -19,11 +19,11 @@ export interface LiveGateway {
 }
 
 /** A gateway with a Redis connection of its own, listening on a loopback port; closed at teardown. */
-export async function liveGateway (t: Test, redis: SharedStore, secret: string, config: Partial<GatewayConfig> = {}): Promise<LiveGateway> {
+export async function liveGateway (t: Test, redis: SharedStore, secret: string, config: Partial<GatewayConfig> = {}, port = 0): Promise<LiveGateway> {
   const target: RedisTarget = 'url' in redis ? redis.url : { clusterNodes: redis.clusterNodes }
   const store = await new RedisStore(target, { prefix: redis.prefix }).connect()
   const app = await buildGateway({ store, secret, config })
-  const origin = await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = await app.listen({ port, host: '127.0.0.1' })
   t.teardown(async () => {
     await app.close()
     await store.close()

@@ -4,7 +4,7 @@ import {
   deriveOpenId, hashSecret, mintCode, mintMacKey, mintToken, newClientId, newGrantId, openMacKey,
   randomBase64Url, sealMacKey
 } from '../../plugin/core/credentials.ts'
-import type { ClientRecord, CodeRecord, NonceUse, Store, TokenRecords, UserRecord } from '../../plugin/store/store.ts'
+import type { ClientRecord, CodeRecord, DeviceCodeRecord, NonceUse, Store, TokenRecords, UserRecord } from '../../plugin/store/store.ts'
 import { NonceKeys } from '../../plugin/store/nonce-key.ts'
 
 // One suite for every Store implementation: each case gets a fresh store from `makeStore`.
@@ -35,6 +35,7 @@ export function newClient (): { record: ClientRecord, secret: string } {
     redirectUris: [REDIRECT_URI],
     scopes: ['1', '3', '4'],
     responseTypes: ['code', 'token'],
+    grantTypes: ['authorization_code', 'refresh_token', 'implicit'],
     requirePkce: false,
     accessTokenTtl: 600,
     createdAt: Date.now()
@@ -152,6 +153,21 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.listClients(), [b.record])
     t.equal(await store.removeClient(a.record.id), false, 'already removed')
     t.equal(await store.removeClient('1000000000000000000'), false, 'never existed')
+  })
+
+  test('clients: a record saved before grant types reads with those its response types allowed', async (t, store) => {
+    const { grantTypes: _none, ...old } = newClient().record
+    const codeOnly = { ...newClient().record, responseTypes: ['code' as const] }
+    const { grantTypes: _also, ...oldCodeOnly } = codeOnly
+    await store.saveClient(old as ClientRecord)
+    await store.saveClient(oldCodeOnly as ClientRecord)
+    t.strictSame((await store.getClient(old.id))?.grantTypes, ['authorization_code', 'refresh_token', 'implicit'], 'code and token: the code grant, its refreshes, the implicit grant')
+    t.strictSame((await store.getClient(codeOnly.id))?.grantTypes, ['authorization_code', 'refresh_token'], 'code alone')
+    t.strictSame((await store.listClients()).map((client) => client.grantTypes).sort(), [['authorization_code', 'refresh_token'], ['authorization_code', 'refresh_token', 'implicit']], 'listed alike')
+    t.strictSame((await store.rotateClientSecret(codeOnly.id, 'h', Date.now()))?.grantTypes, ['authorization_code', 'refresh_token'], 'rotated alike')
+    const updated = await store.updateClient(old.id, { grantTypes: ['implicit'], responseTypes: ['token'] })
+    t.strictSame([updated?.grantTypes, updated?.responseTypes], [['implicit'], ['token']], 'an update replaces them')
+    t.strictSame(await store.getClient(old.id), updated, 'as stored')
   })
 
   test('clients: a secret rotation keeps the previous hash until a time, atomically', async (t, store) => {
@@ -449,6 +465,57 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.same(await Promise.all(uses.map(async (use) => await store.useNonce(use))), uses.map(() => true), 'all fresh')
     const mixed = hashes.map((hash, i) => nonceUse(hash, i % 2 === 0 ? '1:a' : '3:c'))
     t.same(await Promise.all(mixed.map(async (use) => await store.useNonce(use))), hashes.map((_, i) => i % 2 === 1), 'replays refused, fresh ones accepted, each its own answer')
+  })
+
+  test('device codes: the user code leads to them once, polls judged and remembered, redeemed once', async (t, store) => {
+    const grantId = newGrantId()
+    const deviceHash = hashSecret(mintToken(SECRET, grantId))
+    const clientId = newClientId()
+    const record: DeviceCodeRecord = { grantId, clientId, scope: ['1', '3'], expiresAt: Date.now() + 60_000, interval: 5, status: 'pending' }
+    t.equal(await store.saveDeviceCode(deviceHash, 'user-code-hash', record), true)
+    t.equal(await store.saveDeviceCode(hashSecret(mintToken(SECRET, grantId)), 'user-code-hash', record), false, 'a user code leads to one live device code')
+    const target = await store.findUserCode('user-code-hash')
+    t.strictSame(target, { grantId, deviceCodeHash: deviceHash })
+    t.equal(await store.findUserCode('another'), undefined)
+    t.strictSame(await store.getDeviceCode(deviceHash, grantId), record)
+
+    t.match(await store.pollDeviceCode(deviceHash, grantId, clientId, 1000), { state: 'pending', record: { interval: 5 } })
+    t.match(await store.pollDeviceCode(deviceHash, grantId, clientId, 1000), { state: 'slow_down', record: { interval: 10 } }, 'too soon: the interval grows')
+    t.ok((await store.getDeviceCode(deviceHash, grantId))!.lastPollAt! > 0, 'the last poll is kept')
+    t.strictSame(await store.pollDeviceCode(deviceHash, grantId, newClientId(), 1000), { state: 'other_client' })
+    t.strictSame(await store.pollDeviceCode(hashSecret('x'), grantId, clientId, 1000), { state: 'missing' })
+    t.equal(await store.redeemDeviceCode(deviceHash, issue(grantId, { clientId }).set), 'undecided')
+
+    t.equal(await store.decideDeviceCode(target!, 'user-code-hash', { userId: 'u1', approved: true }), 'ok')
+    t.equal(await store.findUserCode('user-code-hash'), undefined, 'decided: the user code leads nowhere')
+    t.equal(await store.decideDeviceCode(target!, 'user-code-hash', { userId: 'u2', approved: false }), 'decided', 'once')
+    t.match(await store.pollDeviceCode(deviceHash, grantId, clientId, 60_000), { state: 'approved', record: { userId: 'u1' } }, 'a tolerance past the interval: no slow_down')
+
+    const racing = [issue(grantId, { clientId }), issue(grantId, { clientId })]
+    const results = await Promise.all(racing.map(async (issued) => await store.redeemDeviceCode(deviceHash, issued.set)))
+    t.strictSame([...results].sort(), ['ok', 'spent'], 'two redemptions racing: one wins')
+    const [winner, loser] = results[0] === 'ok' ? racing : [racing[1]!, racing[0]!]
+    t.ok(await store.getAccessToken(winner!.accessHash, grantId), 'its tokens saved')
+    t.equal(await store.getAccessToken(loser!.accessHash, grantId), undefined, 'the other\'s not')
+    t.match(await store.pollDeviceCode(deviceHash, grantId, clientId, 60_000), { state: 'spent' })
+  })
+
+  test('device codes: denied, expired, kept past expiry for late polls', async (t, store, pass) => {
+    const grantId = newGrantId()
+    const deviceHash = hashSecret(mintToken(SECRET, grantId))
+    const clientId = newClientId()
+    await store.saveDeviceCode(deviceHash, 'denied-code', { grantId, clientId, scope: ['1'], expiresAt: Date.now() + 60_000, interval: 5, status: 'pending' })
+    t.equal(await store.decideDeviceCode((await store.findUserCode('denied-code'))!, 'denied-code', { userId: 'u1', approved: false }), 'ok')
+    t.match(await store.pollDeviceCode(deviceHash, grantId, clientId, 1000), { state: 'denied' })
+
+    const lateId = newGrantId()
+    const lateHash = hashSecret(mintToken(SECRET, lateId))
+    await store.saveDeviceCode(lateHash, 'late-code', { grantId: lateId, clientId, scope: ['1'], expiresAt: Date.now() + 1000, interval: 5, status: 'pending' })
+    const target = (await store.findUserCode('late-code'))!
+    await pass(1200)
+    t.equal(await store.findUserCode('late-code'), undefined, 'an expired user code leads nowhere')
+    t.equal(await store.decideDeviceCode(target, 'late-code', { userId: 'u1', approved: true }), 'expired')
+    t.match(await store.pollDeviceCode(lateHash, lateId, clientId, 1000), { state: 'expired' }, 'a late poll learns it expired')
   })
 
   test('serverSecret keeps the first proposal', async (t, store) => {

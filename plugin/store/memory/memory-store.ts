@@ -1,6 +1,7 @@
 import { MemoryAccounts } from './accounts.ts'
 import { MemoryClients } from './clients.ts'
 import { MemoryConsents } from './consents.ts'
+import { MemoryDeviceCodes } from './device-codes.ts'
 import { MemoryGrantIndex } from './grant-index.ts'
 import { MemoryGrants } from './grants.ts'
 import { MemoryHitCounters } from './hit-counters.ts'
@@ -44,8 +45,9 @@ export class MemoryStore extends ComposedStore implements Store {
     const accounts = new MemoryAccounts(clock)
     const nonces = new MemoryNonces(clock, maxNonces)
     const hits = new MemoryHitCounters(clock)
-    super({ clients: new MemoryClients(grantIndex, grants), accounts, consents: new MemoryConsents(clock), grantIndex, grants, nonces, hits })
-    this.#sweepers = [grants, hits, nonces, accounts, grantIndex]
+    const devices = new MemoryDeviceCodes(clock, grants)
+    super({ clients: new MemoryClients(grantIndex, grants), accounts, consents: new MemoryConsents(clock), grantIndex, grants, devices, nonces, hits })
+    this.#sweepers = [grants, devices, hits, nonces, accounts, grantIndex]
     this.#sweeper = setInterval(() => { for (const part of this.#sweepers) part.sweep() }, sweepIntervalMs).unref()
   }
 

@@ -38,12 +38,12 @@ export class RedisGrants implements CodeStore, TokenStore {
   async redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> {
     const { redis, keys, answer } = this.#context
     const key = `${keys.grantPrefix(tokens.grantId)}code:${codeHash}`
-    return await answer('macgateRedeemCode', redis.macgateRedeemCode(key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.#tokenSet(tokens))) as RedeemResult
+    return await answer('macgateRedeemCode', redis.macgateRedeemCode(key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.tokenSet(tokens))) as RedeemResult
   }
 
   async saveTokens (tokens: TokenRecords): Promise<void> {
     const { redis, keys, answer } = this.#context
-    await answer('macgateSaveTokens', redis.macgateSaveTokens(keys.grantMembers(tokens.grantId), this.#tokenSet(tokens)))
+    await answer('macgateSaveTokens', redis.macgateSaveTokens(keys.grantMembers(tokens.grantId), this.tokenSet(tokens)))
   }
 
   async getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> {
@@ -62,7 +62,7 @@ export class RedisGrants implements CodeStore, TokenStore {
     const { redis, keys, answer } = this.#context
     const key = `${keys.grantPrefix(tokens.grantId)}rt:${tokenHash}`
     const result = await answer('macgateRotateRefresh', redis.macgateRotateRefresh(
-      key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.#tokenSet(tokens), grace?.graceMs ?? 0, grace?.successor ?? '', `rs:${tokenHash}`
+      key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.tokenSet(tokens), grace?.graceMs ?? 0, grace?.successor ?? '', `rs:${tokenHash}`
     )) as RedeemResult | ['grace', string]
     return Array.isArray(result) ? { successor: result[1] } : result
   }
@@ -83,8 +83,8 @@ export class RedisGrants implements CodeStore, TokenStore {
     for (const listener of this.#listeners) listener(hashes)
   }
 
-  /** The token set as the scripts' `save` reads it; lifetimes from the records' own expiry. */
-  #tokenSet ({ grantId, access, refresh }: TokenRecords): string {
+  /** The token set as the scripts' `save` reads it (the device codes' too); lifetimes from the records' own expiry. */
+  tokenSet ({ grantId, access, refresh }: TokenRecords): string {
     const now = this.#context.clock()
     const entry = (kind: 'at' | 'rt', { hash, record }: { hash: string, record: { expiresAt: number } }) =>
       ({ member: `${kind}:${hash}`, record: JSON.stringify(record), ttl: secondsUntil(record.expiresAt, now) })

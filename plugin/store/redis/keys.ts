@@ -78,6 +78,11 @@ export class RedisKeys {
     return `${this.prefix}consent:{${userId}}:${clientId}`
   }
 
+  /** A user code's hash, leading to its device code (`grantId:deviceCodeHash`) until it expires or is decided. */
+  userCode (userCodeHash: string): string {
+    return `${this.prefix}usercode:${userCodeHash}`
+  }
+
   /** A rate-limit counter. */
   hits (key: string): string {
     return `${this.prefix}hits:${key}`

@@ -6,6 +6,7 @@ import { RedisAccounts } from './accounts.ts'
 import { RedisClients } from './clients.ts'
 import { openClient, type RedisTarget } from './connection.ts'
 import { RedisConsents } from './consents.ts'
+import { RedisDeviceCodes } from './device-codes.ts'
 import { RedisContext, type CommandObserver, type Scripted } from './context.ts'
 import { RedisGrantIndex } from './grant-index.ts'
 import { RedisGrants } from './grants.ts'
@@ -59,6 +60,7 @@ export class RedisStore extends ComposedStore implements Store {
       consents: new RedisConsents(context),
       grantIndex: new RedisGrantIndex(context),
       grants,
+      devices: new RedisDeviceCodes(context, grants),
       nonces,
       hits: new RedisHitCounters(context)
     })

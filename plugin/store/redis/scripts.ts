@@ -128,6 +128,67 @@ return 'ok'`
 local members, prefix, channel = KEYS[1], ARGV[1], ARGV[2]
 return revoke(prefix, members, channel)`
   },
+  // A device authorization (RFC 8628) is a hash in its grant's slot: its static record (JSON) and the
+  // fields a poll or a decision changes, each its own: clientId, expiresAt, status, interval (s),
+  // lastPoll (ms), userId.
+  macgateSaveDeviceCode: {
+    numberOfKeys: 1,
+    lua: `local device = KEYS[1]
+local record, clientId, expiresAt, interval, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+redis.call('HSET', device, 'record', record, 'clientId', clientId, 'expiresAt', expiresAt, 'status', 'pending', 'interval', interval)
+redis.call('EXPIRE', device, ttl)`
+  },
+  // The user's decision on a pending, unexpired code: 'ok', else why not.
+  macgateDecideDeviceCode: {
+    numberOfKeys: 1,
+    lua: `local device = KEYS[1]
+local nowMs, status, userId = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local fields = redis.call('HMGET', device, 'status', 'expiresAt')
+if not fields[1] then return 'missing' end
+if nowMs >= tonumber(fields[2]) then return 'expired' end
+if fields[1] ~= 'pending' then return 'decided' end
+redis.call('HSET', device, 'status', status, 'userId', userId)
+return 'ok'`
+  },
+  // One poll by ARGV[2]: {state} for a missing code or another client's, else {state, hash fields}.
+  // Polled sooner than the interval less the tolerance: 'slow_down', the interval 5 s longer.
+  macgatePollDeviceCode: {
+    numberOfKeys: 1,
+    lua: `local device = KEYS[1]
+local nowMs, clientId, toleranceMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local fields = redis.call('HMGET', device, 'status', 'expiresAt', 'interval', 'lastPoll', 'clientId')
+local status = fields[1]
+if not status then return {'missing'} end
+if fields[5] ~= clientId then return {'other_client'} end
+local state = status
+if status ~= 'spent' then
+  if nowMs >= tonumber(fields[2]) then
+    state = 'expired'
+  else
+    local interval, last = tonumber(fields[3]), tonumber(fields[4])
+    if last and nowMs - last < interval * 1000 - toleranceMs then
+      redis.call('HSET', device, 'interval', interval + 5)
+      state = 'slow_down'
+    end
+    redis.call('HSET', device, 'lastPoll', nowMs)
+  end
+end
+return {state, redis.call('HGETALL', device)}`
+  },
+  // Spends an approved device code and saves its token set: 'ok', else why not.
+  macgateRedeemDeviceCode: {
+    numberOfKeys: 2,
+    lua: `${track}${save}
+local device, members = KEYS[1], KEYS[2]
+local set = cjson.decode(ARGV[1])
+local status = redis.call('HGET', device, 'status')
+if not status then return 'missing' end
+if status == 'spent' then return 'spent' end
+if status ~= 'approved' then return 'undecided' end
+redis.call('HSET', device, 'status', 'spent')
+save(members, set)
+return 'ok'`
+  },
   // Saves a client and moves its entries in the origin index (KEYS[3]: the origins it is indexed
   // under) to ARGV[5..]; ARGV[3] prefixes an origin's set, ARGV[4] is the client's member there.
   macgateSaveClient: {
