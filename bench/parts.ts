@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import pino from 'pino'
 import { Histogram, Registry } from 'prom-client'
 import { Redis } from 'ioredis'
+import { Pool } from 'undici'
 import type { FastifyInstance } from 'fastify'
 import { makeNonce, signRequest } from '../plugin/client/index.ts'
 import { grantIdOf, hashSecret, openMacKey } from '../plugin/core/credentials.ts'
@@ -24,10 +25,12 @@ import { grantAccessToken, MemoryStore, Metrics, RedisStore, registerClient, Sco
 import { registerAccessLog } from '../gateway/access-log.ts'
 import { registerRequestMetrics } from '../gateway/request-metrics.ts'
 import { upstreamHeaders } from '../gateway/upstream-request.ts'
-import { buildGateway, logDestination, parseConfig } from '../gateway/server.ts'
+import { hasDotDotSegment, RouteTable } from '../gateway/proxy.ts'
+import { pathOf } from '../gateway/request-path.ts'
+import { buildGateway, logDestination, parseConfig, UPSTREAM_POOL } from '../gateway/server.ts'
 import { RequestCounters } from './counters.ts'
 import { resultsDirectory } from './paths.ts'
-import { startRedis } from './processes.ts'
+import { startRedis, startServer } from './processes.ts'
 import { PATH, quick } from './scenarios.ts'
 
 /** Calls per pass, and passes per part: the least pass's CPU per call is the part's figure. */
@@ -122,6 +125,17 @@ async function fixture (store: Store, calls: number): Promise<Fixture> {
   return { app, verifier, accessToken, macKey, identity, signed }
 }
 
+/** L2: the route check's own work: the path, its route, the `..` test (the hook around it is Fastify's). */
+function routeParts (): Part[] {
+  const rung = 'L2 the route check'
+  const rule = { path: '/api/*', methods: ['GET'], scopes: ['1'], match: 'all' as const }
+  const table = new RouteTable([rule, { ...rule, path: '/quota/*' }, { ...rule, path: '/user/profile' }], () => () => {}, () => ({}) as never)
+  const url = `${PATH}?a=1`
+  return [
+    { rung, name: 'path, route and .. check', call: () => { const path = pathOf(url); return table.match(path) !== undefined && !hasDotDotSegment(path) } }
+  ]
+}
+
 /** L3: the MAC check's parts, with the hot LRU and embedded nonces (as rung L3 runs). */
 function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fresh: () => Fixture['signed']): Part[] {
   const rung = 'L3 the MAC check'
@@ -156,14 +170,27 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
   ]
 }
 
-/** L4: the upstream header rewrite, on a copy of a signed request's headers as reply-from hands them. */
-function headerParts ({ identity, signed }: Fixture): Part[] {
+/**
+ * L4: the upstream header rewrite, on a copy of a signed request's headers as reply-from hands
+ * them; and what undici does with the headers it adds: the same requests sent over undici with the
+ * gateway's pool options to an upstream in a process of its own, as they came and as rewritten
+ * (the difference is undici's work for the five headers: validating, copying and writing them).
+ */
+function headerParts ({ identity, signed }: Fixture, upstream: string): Part[] {
   const rung = 'L4 the header rewrite'
-  const incoming = { host: HOST, connection: undefined, 'user-agent': 'autocannon', accept: '*/*', authorization: signed[0]!.authorization }
+  const incoming = { connection: undefined, 'user-agent': 'autocannon', accept: '*/*', authorization: signed[0]!.authorization }
   const options = { forwardMethodOverride: false }
+  const pool = new Pool(upstream, UPSTREAM_POOL)
+  const send = async (headers: Record<string, string | undefined>): Promise<void> => {
+    const { body } = await pool.request({ method: 'GET', path: PATH, headers })
+    await body.dump()
+  }
+  const rewritten = upstreamHeaders(identity, '127.0.0.1', { ...incoming }, options) as Record<string, string | undefined>
   return [
     { rung, name: 'upstream headers (on a copy)', call: () => upstreamHeaders(identity, '127.0.0.1', { ...incoming }, options) },
-    { rung, name: 'the copy alone (what reply-from makes anyway)', floor: true, call: () => ({ ...incoming }) }
+    { rung, name: 'the copy alone (what reply-from makes anyway)', floor: true, call: () => ({ ...incoming }) },
+    { rung, name: 'undici request, the headers as they came (50 a turn)', floor: true, call: () => {}, pass: async (calls) => { await inTurns(calls, 50, async () => { await send(incoming) }) } },
+    { rung, name: 'undici request, the headers rewritten (50 a turn)', floor: true, call: () => {}, pass: async (calls) => { await inTurns(calls, 50, async () => { await send(rewritten) }) } }
   ]
 }
 
@@ -204,7 +231,7 @@ function accessLogParts (directory: string): Part[] {
   const request = { method: 'GET', url: PATH, macIdentity: { clientId: '2882303761517520000' }, macRejection: null }
   const reply = { statusCode: 200, elapsedTime: 1.234 }
   const done = (): void => {}
-  const bare = pino({ level: 'info' }, pino.destination({ dest: join(directory, 'bare.log'), sync: false, minLength: 4096 }))
+  const bare = pino({ level: 'info' }, logDestination(join(directory, 'bare.log')))
   return [
     { rung, name: 'access line (the hook, into a file)', call: () => write(request, reply, done) },
     { rung, name: 'pino info of the same fields alone', floor: true, call: () => bare.info({ method: 'GET', path: PATH, status: 200, ms: 1.23, client: '2882303761517520000' }, 'request') }
@@ -276,7 +303,9 @@ export async function runParts (): Promise<void> {
     const store = await new RedisStore(redisServer.url, { prefix: 'parts:' }).connect()
     const onRedis = await fixture(store, 1)
     stops.push(async () => await onRedis.app.close())
-    const parts = [...macCheckParts(embedded, resign), ...headerParts(embedded), ...metricsParts(), ...accessLogParts(directory), ...await redisParts(store, redis, onRedis)]
+    const upstream = await startServer('upstream', 1)
+    stops.push(async () => { await upstream.stop() })
+    const parts = [...routeParts(), ...macCheckParts(embedded, resign), ...headerParts(embedded, `http://127.0.0.1:${upstream.ready.port}`), ...metricsParts(), ...accessLogParts(directory), ...await redisParts(store, redis, onRedis)]
     const counters = new RequestCounters()
     const results: PartResult[] = []
     for (const part of parts) {

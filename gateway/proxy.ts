@@ -36,7 +36,7 @@ interface Route {
 }
 
 /** Which configured route a path falls under: an exact path, else the longest `/*` prefix. */
-class RouteTable {
+export class RouteTable {
   readonly #exact = new Map<string, Route>()
   readonly #prefixes: Array<[string, Route]> = []
 
@@ -55,7 +55,7 @@ class RouteTable {
 }
 
 /** A `..` segment, however encoded: the upstream would resolve it to a path the route check never judged. */
-function hasDotDotSegment (path: string): boolean {
+export function hasDotDotSegment (path: string): boolean {
   if (!path.includes('.') && !path.includes('%')) return false
   let decoded = path
   try {
