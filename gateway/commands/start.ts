@@ -127,6 +127,7 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     throw error
   })
   app.addHook('onClose', async () => await store.close())
+  if (tls !== undefined) reloadTlsOnSighup(app)
   if (demoApp !== undefined) app.addHook('onClose', demoApp.close)
   try {
     await app.listen({ port, host })
@@ -146,7 +147,6 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     })
   }
   if (seeded !== undefined) stdout.write(seeded.banner)
-  if (tls !== undefined) reloadTlsOnSighup(app)
 
   // SIGTERM and SIGINT drain in-flight requests, then close the store.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
