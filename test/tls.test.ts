@@ -157,7 +157,7 @@ t.test('HTTP/1.1 over TLS on the same port, ALPN or none; "http2": false serves 
   const url = `https://localhost:${both.port}/user/profile`
   const answer = await https1(both.port, '/user/profile', { authorization: signRequest({ method: 'GET', url, accessToken: tokens.accessToken, macKey: tokens.macKey }) })
   t.equal(answer.status, 200, 'a signed HTTP/1.1 request over TLS (Host bound)')
-  t.equal(answer.protocol, 'http/1.1')
+  t.equal(answer.protocol, false, 'no ALPN offered: HTTP/1.1 all the same')
   t.equal(answer.headers['strict-transport-security'], 'max-age=31536000')
 
   const alone = await tlsGateway(t, { http2: false, hsts: { maxAgeSeconds: 600, includeSubDomains: true } })
@@ -172,10 +172,11 @@ t.test('HTTP/1.1 over TLS on the same port, ALPN or none; "http2": false serves 
   t.notOk((await https1(noHsts.port, '/health/live')).headers['strict-transport-security'], '"hsts": false sends none')
 })
 
-t.test('plain HTTP: no HSTS, and the session cookie is not Secure', async (t) => {
+t.test('plain HTTP: no HSTS, and the session cookie is not Secure; nothing to renew', async (t) => {
   const store = new MemoryStore()
   const app = await buildGateway({ store })
   t.teardown(async () => { await app.close(); await store.close() })
+  t.same(await app.reloadTls(), { renewed: [], kept: [] }, 'reloadTls without TLS: nothing to do')
   const page = await app.inject({ url: '/oauth2/signin' })
   t.notOk(page.headers['strict-transport-security'])
   const cookie = String(page.headers['set-cookie'] ?? '')
@@ -221,6 +222,10 @@ t.test('SNI picks the certificate by name, the first pair for any other name or 
   t.equal((await handshake(port)).serial, serialOf(a.certPem), 'no SNI: the first pair')
   const h2 = await session(t, port, 'b.test')
   t.equal((await h2Request(h2, { ':path': '/health/live' })).status, 200, 'HTTP/2 under the SNI-chosen certificate')
+
+  const named = await ca.issue('sni-cn', ['cn.test'], { san: false })
+  const byCommonName = await tlsGateway(t, { tls: [{ cert: a.cert, key: a.key }, { cert: named.cert, key: named.key }] })
+  t.equal((await handshake(byCommonName.port, 'cn.test')).serial, serialOf(named.certPem), 'a certificate without alternative names is chosen by its common name')
 })
 
 t.test('a renewal: new handshakes get the new certificate, open connections keep working; a bad pair keeps the old one', async (t) => {
@@ -287,6 +292,8 @@ t.test('a bad TLS setting fails the start naming the field or flag', async (t) =
   t.match((await runInProcess(['start', '--config', listed], env)).stderr, 'macgate: config.tls[1].key: cannot read')
   await t.rejects(buildGateway({ store: new MemoryStore(), config: { tls: [{ cert: main.key, key: main.key }] } }), { name: 'TlsFileError', message: /^config\.tls\.cert: .* holds no PEM certificate$/ })
   await t.rejects(buildGateway({ store: new MemoryStore(), config: { tls: [{ cert: main.cert, key: main.cert }] } }), { message: /^config\.tls\.key: .* holds no usable PEM private key/ })
+  const weak = await ca.issue('weak', ['localhost'], { key: 'rsa:512' })
+  await t.rejects(buildGateway({ store: new MemoryStore(), config: { tls: [{ cert: weak.cert, key: weak.key }] } }), { message: /^config\.tls\.cert: .* cannot be served: .*too small/ }, 'a key OpenSSL refuses at its security level')
 })
 
 t.test('the config\'s edge fields: each bad one named', async (t) => {

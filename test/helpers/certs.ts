@@ -13,8 +13,11 @@ export interface TestCa {
   dir: string
   /** The CA certificate (PEM), for a client's `ca`. */
   pem: string
-  /** A certificate for `names` (DNS names; IP literals as IP entries), signed by this CA. */
-  issue: (name: string, names: string[]) => Promise<ServerCert>
+  /**
+   * A certificate for `names` (DNS names; IP literals as IP entries), signed by this CA; `san: false`
+   * names only the first, as its common name; `key` another key type (e.g. `rsa:512`).
+   */
+  issue: (name: string, names: string[], options?: { san?: boolean, key?: string }) => Promise<ServerCert>
 }
 
 export interface ServerCert {
@@ -38,13 +41,14 @@ export async function testCa (dir: string): Promise<TestCa> {
   await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', caKey, '-out', caCert, '-days', '1', '-subj', '/CN=macgate test CA'])
   const pem = await readFile(caCert, 'utf8')
   let serial = 1
-  const issue = async (name: string, names: string[]): Promise<ServerCert> => {
+  const issue = async (name: string, names: string[], { san: withSan = true, key: keyType = 'ec' }: { san?: boolean, key?: string } = {}): Promise<ServerCert> => {
     const key = join(dir, `${name}.key`)
     const csr = join(dir, `${name}.csr`)
     const cert = join(dir, `${name}.pem`)
     const extensions = join(dir, `${name}.ext`)
-    await writeFile(extensions, `subjectAltName=${san(names)}\nextendedKeyUsage=serverAuth\n`)
-    await run('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${names[0]}`])
+    await writeFile(extensions, `${withSan ? `subjectAltName=${san(names)}\n` : ''}extendedKeyUsage=serverAuth\n`)
+    const keyOptions = keyType === 'ec' ? ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'] : ['-newkey', keyType]
+    await run('openssl', ['req', ...keyOptions, '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${names[0]}`])
     await run('openssl', ['x509', '-req', '-in', csr, '-CA', caCert, '-CAkey', caKey, '-set_serial', String(serial++), '-out', cert, '-days', '1', '-extfile', extensions])
     const [certPem, keyPem] = await Promise.all([readFile(cert, 'utf8'), readFile(key, 'utf8')])
     const spki = createHash('sha256').update(new X509Certificate(certPem).publicKey.export({ type: 'spki', format: 'der' })).digest('base64')
