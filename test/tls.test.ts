@@ -386,15 +386,18 @@ t.test('HTTP/2: a bound on concurrent streams, GOAWAY on close with the stream i
   const h2 = await session(t, port)
   t.equal(h2.remoteSettings.maxConcurrentStreams, 3, 'the SETTINGS frame says 3')
 
-  const inflight = h2Request(h2, signedHeaders(port, '/slow', tokens))
-  t.ok(await eventually(async () => upstream.received.length === 1, 5000, 10), 'the request reached the upstream')
+  const inflight = Array.from({ length: 5 }, async () => await h2Request(h2, signedHeaders(port, '/slow', tokens)))
+  t.ok(await eventually(async () => upstream.received.length === 3, 5000, 10), 'three requests reached the upstream')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(upstream.received.length, 3, 'and no more while those three are open: the other two wait')
   const goaway = once(h2, 'goaway')
   const closed = app.close()
   const [code] = await goaway as [number]
   t.equal(code, constants.NGHTTP2_NO_ERROR, 'closing sends the session a GOAWAY at once')
   release()
-  const answer = await inflight
-  t.equal(answer.status, 200, 'the stream in flight finished')
+  const answers = await Promise.allSettled(inflight)
+  t.same(answers.slice(0, 3).map((answer) => answer.status === 'fulfilled' ? answer.value.status : answer.reason), [200, 200, 200], 'the streams in flight finished')
+  t.equal(answers.slice(3).filter((answer) => answer.status === 'rejected').length, 2, 'the two never started are refused by the GOAWAY, for the client to retry elsewhere')
   await closed
   t.pass('the close ended')
 })
