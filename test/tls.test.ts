@@ -318,9 +318,9 @@ t.test('the config\'s edge fields: each bad one named', async (t) => {
   t.match(parseConfig({ http2: false, hsts: false }), { http2: false, hsts: false })
 })
 
-t.test('HTTP/1.1 over TLS keeps the client timeouts: handshake, headers, keep-alive', async (t) => {
+t.test('HTTP/1.1 over TLS keeps the client timeouts: handshake, headers, request, keep-alive', async (t) => {
   for (const http2 of [true, false]) {
-    const { port } = await tlsGateway(t, { http2: http2 ? {} : false, clientTimeouts: { headersMs: 300, requestMs: 0, keepAliveMs: 400, checkIntervalMs: 100 } })
+    const { port } = await tlsGateway(t, { http2: http2 ? {} : false, clientTimeouts: { headersMs: 300, requestMs: 700, keepAliveMs: 400, checkIntervalMs: 100 } })
     const silent = netConnect(port, '127.0.0.1')
     silent.on('error', () => {})
     await once(silent, 'connect')
@@ -336,6 +336,16 @@ t.test('HTTP/1.1 over TLS keeps the client timeouts: handshake, headers, keep-al
     partial.on('data', (chunk: Buffer) => received.push(chunk))
     t.ok(await eventually(async () => partial.destroyed || partial.readableEnded, 3000, 20), 'headers never finished: closed')
     t.match(Buffer.concat(received).toString('latin1'), /^(HTTP\/1\.1 408|)/, 'with a 408, or just closed')
+
+    const upload = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
+    upload.on('error', () => {})
+    await once(upload, 'secureConnect')
+    let uploaded = ''
+    upload.on('data', (chunk: Buffer) => { uploaded += chunk.toString('latin1') })
+    upload.write('POST /oauth2/rfc/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type=')
+    const sentAt = Date.now()
+    t.ok(await eventually(async () => upload.destroyed || upload.readableEnded, 3000, 20), 'a body that does not arrive: closed')
+    t.match(uploaded, /^HTTP\/1\.1 408/, `with a 408 after requestMs (${Date.now() - sentAt} ms)`)
 
     const kept = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
     kept.on('error', () => {})
