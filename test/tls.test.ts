@@ -363,7 +363,7 @@ t.test('HTTP/1.1 over TLS keeps the client timeouts: handshake, headers, request
 
 t.test('HTTP/2 keeps them too: a first stream within headersMs, an idle session ends, a slow body gets 408', async (t) => {
   // keepAliveMs above requestMs: the slow upload's session is not idle long enough to be closed first.
-  const { port } = await tlsGateway(t, { clientTimeouts: { headersMs: 300, requestMs: 600, keepAliveMs: 1000, checkIntervalMs: 100 } })
+  const { port, log } = await tlsGateway(t, { clientTimeouts: { headersMs: 300, requestMs: 600, keepAliveMs: 1000, checkIntervalMs: 100 } })
   const quiet = await session(t, port)
   const openedAt = Date.now()
   await once(quiet, 'close')
@@ -385,6 +385,8 @@ t.test('HTTP/2 keeps them too: a first stream within headersMs, an idle session 
   upload.on('error', () => {})
   await once(upload, 'close')
   t.equal((await h2Request(slow, { ':path': '/health/live' })).status, 200, 'and the session goes on')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.same(log.lines.filter((line) => (line.level as number) >= 50), [], 'nothing logged at error: the request cut short is no fault')
 })
 
 t.test('HTTP/2: a bound on concurrent streams, GOAWAY on close with the stream in flight finished', async (t) => {
