@@ -21,7 +21,7 @@ import { liveToken, recordingUpstream, type LiveTokens } from './helpers/gateway
 import { H2Browser, h2Request, h2Session } from './helpers/h2.ts'
 import { eventually } from './helpers/live.ts'
 import { memoryLog } from './helpers/memory-log.ts'
-import { httpUpstream } from './helpers/faulty-upstream.ts'
+import { hangingUpstream, httpUpstream } from './helpers/faulty-upstream.ts'
 import { runInProcess } from './helpers/in-process.ts'
 import { cliEnv } from './helpers/cli.ts'
 
@@ -439,4 +439,19 @@ t.test('HTTP/2 in, HTTP/1.1 out: no pseudo-header or hop-by-hop header reaches t
   t.equal(received.headers['x-forwarded-for'], '127.0.0.1')
   t.equal(received.headers['x-macgate-client-id'], tokens.clientId)
   t.notOk(answer.headers.connection ?? answer.headers['keep-alive'] ?? answer.headers['transfer-encoding'], 'the upstream\'s connection headers stay on its side')
+})
+
+t.test('HTTP/2: a stream the caller resets cancels its upstream request; the session goes on', async (t) => {
+  const hanging = await hangingUpstream(t)
+  const { port, token } = await tlsGateway(t, { upstream: hanging.url, routes: [{ path: '/hang', methods: ['GET'] }] })
+  const tokens = await token()
+  const h2 = await session(t, port)
+  const stream = h2.request(signedHeaders(port, '/hang', tokens))
+  stream.on('error', () => {})
+  t.ok(await eventually(async () => hanging.received.length === 1, 5000, 10), 'the request reached the upstream')
+  const leftAt = Date.now()
+  stream.close(constants.NGHTTP2_CANCEL)
+  t.ok(await eventually(async () => hanging.sockets[0]?.closedAt !== undefined, 2000, 10), 'the upstream saw its socket closed')
+  t.ok(hanging.sockets[0]!.closedAt! - leftAt < 2000, `soon after the caller left (${hanging.sockets[0]!.closedAt! - leftAt} ms)`)
+  t.equal((await h2Request(h2, { ':path': '/health/live' })).status, 200, 'the session is still good')
 })
