@@ -87,7 +87,7 @@ async function handshake (port: number, servername?: string): Promise<{ serial: 
 }
 
 t.test('over HTTP/2: sign-in, consent, both token endpoints, the RFC endpoints and a MAC-signed call', async (t) => {
-  const { app, port } = await tlsGateway(t)
+  const { app, port, log } = await tlsGateway(t)
   const h2 = await session(t, port)
   t.equal(h2.alpnProtocol, 'h2', 'ALPN chose h2')
   const { clientId, clientSecret } = await addClient(app.macgate.store, { scope: '1 3' })
@@ -129,6 +129,7 @@ t.test('over HTTP/2: sign-in, consent, both token endpoints, the RFC endpoints a
   t.equal(profile.status, 200, `a MAC-signed request over HTTP/2, bound to :authority: ${profile.body}`)
   t.equal(JSON.parse(profile.body).result, 'ok')
   t.notOk(profile.headers.connection, 'no connection header on an HTTP/2 answer')
+  t.match(log.lines.find((line) => line.msg === 'request' && line.path === '/user/profile'), { method: 'GET', status: 200, client: clientId }, 'the access log line, with the client')
 
   const revoked = await h2Request(h2, { ...post, ':path': '/oauth2/revoke' }, form({ token: rfc.access_token, client_id: clientId, client_secret: clientSecret }))
   t.equal(revoked.status, 200, 'revocation')
