@@ -143,12 +143,15 @@ export class TlsCertificates {
   }
 
   /**
-   * Reads the files again (`files`: a new list, as a config reload may bring; labels for its
-   * errors). A pair that fails keeps the one it replaces, if any; a new pair that fails is left
+   * Reads the files again (`given`: a new list, as a config reload may bring, with labels for its
+   * errors: its paths by default). A pair that fails keeps the one it replaces, if any; a new pair that fails is left
    * out. Never throws: what failed is in the answer, for the caller to log.
    */
-  async reload (files: TlsFiles[] = this.files, labels: TlsLabels[] = this.#labels): Promise<TlsReload> {
-    const results = await Promise.allSettled(files.map(async (pair, index) => await loadPair(pair, labels[index] ?? { cert: pair.cert, key: pair.key })))
+  async reload (given?: TlsFiles[], givenLabels?: TlsLabels[]): Promise<TlsReload> {
+    const files = given ?? this.files
+    // A new list without labels: its files are named by their paths.
+    const labels = givenLabels ?? (given === undefined ? this.#labels : files.map(({ cert, key }) => ({ cert, key })))
+    const results = await Promise.allSettled(files.map(async (pair, index) => await loadPair(pair, labels[index]!)))
     const next: LoadedPair[] = []
     const nextLabels: TlsLabels[] = []
     const answer: TlsReload = { renewed: [], kept: [] }

@@ -272,6 +272,10 @@ t.test('a renewal: new handshakes get the new certificate, open connections keep
   t.same(listed.renewed, [fresh.cert])
   t.match(listed.kept, [{ reason: /^config\.tls\[1\]\.cert: cannot read/ }])
   t.equal((await handshake(port, 'localhost')).serial, serialOf(fresh.certPem))
+  const nothing = join(dir, 'nothing.pem')
+  const broken = await app.reloadTls([{ cert: nothing, key: nothing }, { cert: nothing, key: nothing }])
+  t.match(broken.kept, [{ reason: `${nothing}: cannot read ${nothing}: ENOENT` }, {}], 'a new list where nothing loads (named by path without labels)...')
+  t.equal((await handshake(port, 'localhost')).serial, serialOf(fresh.certPem), '...leaves every old pair serving')
 })
 
 t.test('a bad TLS setting fails the start naming the field or flag', async (t) => {
