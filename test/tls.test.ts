@@ -460,3 +460,17 @@ t.test('HTTP/2: a stream the caller resets cancels its upstream request; the ses
   t.ok(hanging.sockets[0]!.closedAt! - leftAt < 2000, `soon after the caller left (${hanging.sockets[0]!.closedAt! - leftAt} ms)`)
   t.equal((await h2Request(h2, { ':path': '/health/live' })).status, 200, 'the session is still good')
 })
+
+t.test('the demo\'s state cookie is Secure over TLS too, and not over plain HTTP', async (t) => {
+  const store = new MemoryStore()
+  const demo = { clientId: '1234567890123456789', clientSecret: 'unused', redirectUri: 'https://localhost/demo/callback' }
+  const app = await buildGateway({ store, demo, config: { tls: [{ cert: main.cert, key: main.key }] } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const plain = await buildGateway({ store, demo })
+  t.teardown(async () => { await app.close(); await plain.close(); await store.close() })
+  const h2 = await session(t, (app.server.address() as { port: number }).port)
+  const started = await h2Request(h2, { ':path': '/demo/start' })
+  t.equal(started.status, 302)
+  t.match(String(started.headers['set-cookie']), /macgate_demo_state=[^;]+;.*Secure/)
+  t.notMatch(String((await plain.inject({ url: '/demo/start' })).headers['set-cookie']), /Secure/)
+})
