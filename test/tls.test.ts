@@ -474,3 +474,16 @@ t.test('the demo\'s state cookie is Secure over TLS too, and not over plain HTTP
   t.match(String(started.headers['set-cookie']), /macgate_demo_state=[^;]+;.*Secure/)
   t.notMatch(String((await plain.inject({ url: '/demo/start' })).headers['set-cookie']), /Secure/)
 })
+
+t.test('a cert file holding the chain: the intermediate is served, and a client trusting only the root verifies it', async (t) => {
+  const chained = await ca.issueChained('chained', ['localhost'])
+  const { port } = await tlsGateway(t, { tls: { cert: chained.cert, key: chained.key } })
+  const socket = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, servername: 'localhost' })
+  socket.on('error', () => {})
+  await once(socket, 'secureConnect')
+  t.equal(socket.authorized, true, 'verified against the root alone')
+  const presented = socket.getPeerCertificate(true)
+  t.equal(presented.serialNumber, serialOf(chained.certPem), 'the leaf first')
+  t.match(presented.issuerCertificate.subject.CN, 'chained intermediate', 'then the intermediate from the file')
+  socket.destroy()
+})

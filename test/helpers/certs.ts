@@ -18,6 +18,8 @@ export interface TestCa {
    * names only the first, as its common name; `key` another key type (e.g. `rsa:512`).
    */
   issue: (name: string, names: string[], options?: { san?: boolean, key?: string }) => Promise<ServerCert>
+  /** The same, signed by an intermediate CA; the cert file holds the chain (leaf, then intermediate). */
+  issueChained: (name: string, names: string[]) => Promise<ServerCert>
 }
 
 export interface ServerCert {
@@ -54,7 +56,29 @@ export async function testCa (dir: string): Promise<TestCa> {
     const spki = createHash('sha256').update(new X509Certificate(certPem).publicKey.export({ type: 'spki', format: 'der' })).digest('base64')
     return { cert, key, certPem, keyPem, spki }
   }
-  return { dir, pem, issue }
+  /** A certificate signed by an intermediate CA (made here, signed by this one): its file holds the leaf, then the intermediate. */
+  const issueChained = async (name: string, names: string[]): Promise<ServerCert> => {
+    const interKey = join(dir, `${name}-inter.key`)
+    const interCsr = join(dir, `${name}-inter.csr`)
+    const interCert = join(dir, `${name}-inter.pem`)
+    const interExt = join(dir, `${name}-inter.ext`)
+    await writeFile(interExt, 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n')
+    await run('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', interKey, '-out', interCsr, '-subj', `/CN=${name} intermediate`])
+    await run('openssl', ['x509', '-req', '-in', interCsr, '-CA', caCert, '-CAkey', caKey, '-set_serial', String(serial++), '-out', interCert, '-days', '1', '-extfile', interExt])
+    const key = join(dir, `${name}.key`)
+    const csr = join(dir, `${name}.csr`)
+    const leaf = join(dir, `${name}-leaf.pem`)
+    const cert = join(dir, `${name}.pem`)
+    const extensions = join(dir, `${name}.ext`)
+    await writeFile(extensions, `subjectAltName=${san(names)}\nextendedKeyUsage=serverAuth\n`)
+    await run('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${names[0]}`])
+    await run('openssl', ['x509', '-req', '-in', csr, '-CA', interCert, '-CAkey', interKey, '-set_serial', String(serial++), '-out', leaf, '-days', '1', '-extfile', extensions])
+    const [leafPem, interPem, keyPem] = await Promise.all([readFile(leaf, 'utf8'), readFile(interCert, 'utf8'), readFile(key, 'utf8')])
+    await writeFile(cert, leafPem + interPem)
+    const spki = createHash('sha256').update(new X509Certificate(leafPem).publicKey.export({ type: 'spki', format: 'der' })).digest('base64')
+    return { cert, key, certPem: leafPem, keyPem, spki }
+  }
+  return { dir, pem, issue, issueChained }
 }
 
 /** The serial number of the certificate a TLS peer presented, to tell two certificates apart. */
