@@ -11,9 +11,9 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
-import type { FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { buildGateway, parseConfig, type GatewayConfig } from '../gateway/server.ts'
-import { MemoryStore } from '../plugin/index.ts'
+import macgate, { MemoryStore } from '../plugin/index.ts'
 import { parseTokenResponse, signRequest } from '../plugin/client/index.ts'
 import { addClient, addUser, REDIRECT_URI } from './helpers/app.ts'
 import { testCa, serialOf, type ServerCert, type TestCa } from './helpers/certs.ts'
@@ -486,4 +486,20 @@ t.test('a cert file holding the chain: the intermediate is served, and a client 
   t.equal(presented.serialNumber, serialOf(chained.certPem), 'the leaf first')
   t.match(presented.issuerCertificate.subject.CN, 'chained intermediate', 'then the intermediate from the file')
   socket.destroy()
+})
+
+t.test('macAuth on a user\'s own HTTP/2 Fastify app: :authority bound, a differing Host refused by the hook itself', async (t) => {
+  const store = new MemoryStore()
+  const app = Fastify({ http2: true, https: { allowHTTP1: true, cert: main.certPem, key: main.keyPem } }) as unknown as FastifyInstance
+  t.teardown(async () => { await app.close(); await store.close() })
+  await app.register(macgate, { store })
+  app.get('/mine', { onRequest: app.macAuth({ scopes: ['1'] }) }, async (request) => request.macIdentity)
+  const tokens = await liveToken(app)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const h2 = await session(t, port)
+  t.equal((await h2Request(h2, signedHeaders(port, '/mine', tokens))).status, 200, 'signed for :authority')
+  const twoHosts = await h2Request(h2, { ...signedHeaders(port, '/mine', tokens), ':authority': `localhost:${port}`, host: 'api.example.com' })
+  t.equal(twoHosts.status, 400)
+  t.same(JSON.parse(twoHosts.body), { result: 'error', description: 'the Host header differs from :authority', code: 96002 })
 })
