@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { compileValidator, defaultScopes, SchemaError, settingsSchema, type MacgateSettings } from '../plugin/index.ts'
+import { edgeSchemaProperties, edgeSettings, resolveTlsPaths, type EdgeSettings } from './tls-config.ts'
 
 export interface RouteRule {
   /** An exact path, or a prefix ending in `/*`. */
@@ -64,7 +66,7 @@ export type GatewayConfig = {
   timeouts: UpstreamTimeouts
   upstreamPool: UpstreamPoolSettings
   clientTimeouts: ClientTimeouts
-} & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
+} & EdgeSettings & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
   tokenCache: Resolved<NonNullable<MacgateSettings['tokenCache']>>
 }
 
@@ -141,6 +143,7 @@ const schema = {
         checkIntervalMs: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 }
       }
     },
+    ...edgeSchemaProperties,
     ...settingsSchema.properties
   }
 }
@@ -227,6 +230,10 @@ export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): Gatew
     ...(config.routes ?? []).flatMap((route, index) => badUpstream(route.upstream, `config.routes[${index}].upstream`))
   ]
   if (badUrls.length > 0) throw new ConfigError(`invalid config: ${badUrls.join('; ')}`)
+  const edge = edgeSettings(config as unknown as Record<string, unknown>)
+  if (edge.problems.length > 0) throw new ConfigError(`invalid config: ${edge.problems.join('; ')}`)
+  delete config.tls
+  Object.assign(config, edge.settings)
   const { headersMs, requestMs } = config.clientTimeouts
   if (requestMs !== 0 && requestMs < headersMs) {
     throw new ConfigError('invalid config: config.clientTimeouts.requestMs must be 0 or at least config.clientTimeouts.headersMs (the headers are part of the request)')
@@ -253,5 +260,8 @@ export async function loadConfig (file: string | undefined, env: NodeJS.ProcessE
   } catch (error) {
     throw new ConfigError(`config file ${file} is not JSON: ${(error as Error).message}`)
   }
-  return parseConfig(json, env)
+  const config = parseConfig(json, env)
+  // The TLS files are named relative to the config file, wherever macgate is started from.
+  if (config.tls !== undefined) config.tls = resolveTlsPaths(config.tls, dirname(file))
+  return config
 }

@@ -78,9 +78,11 @@ function notFoundFor (table: RouteTable) {
 /**
  * When the caller leaves before its answer is out, the upstream request is cancelled: the caller's
  * request is the upstream request's abort signal (upstream.ts). A `this` function, one for all.
+ * An HTTP/2 answer whose stream the caller reset counts as finished (Node's compatibility layer):
+ * its request says `aborted`.
  */
 function cancelIfCut (this: ServerResponse): void {
-  if (!this.writableFinished) this.req.emit('abort')
+  if (!this.writableFinished || this.req.aborted) this.req.emit('abort')
 }
 
 /** The caller's answer for a failed upstream request (classified where it failed: upstreams/failure.ts). */

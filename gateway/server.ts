@@ -12,7 +12,13 @@ import { logAuditEvents, registerAccessLog } from './access-log.ts'
 import { registerHealth } from './health.ts'
 import { registerRequestMetrics } from './request-metrics.ts'
 import { frameworkErrors, handleError } from './error-answers.ts'
+import { guardConnections, transportOptions } from './client-connections.ts'
+import { registerSecureTransport } from './secure-transport.ts'
+import { configLabels, TlsCertificates } from './tls.ts'
+import { registerTlsReload } from './tls-reload.ts'
 
+export { TlsCertificates, TlsFileError, configLabels, type TlsLabels, type TlsReload } from './tls.ts'
+export type { TlsFiles, Http2Settings, HstsSettings } from './tls-config.ts'
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.ts'
 export { UPSTREAM_POOL } from './proxy.ts'
 export { openStore } from './stores.ts'
@@ -35,6 +41,11 @@ export interface GatewayOptions {
   /** Signs sessions and derives openIds; default: one kept in the store. */
   secret?: string
   logger?: FastifyServerOptions['logger']
+  /**
+   * The certificates, already read (`macgate start` reads them to fail the start with the flag's
+   * or field's name); default: read from `config.tls`, if set.
+   */
+  tls?: TlsCertificates
   /** A registered client the /demo page plays. */
   demo?: DemoClient
   /** The plugin's one clock, Unix ms (tests step it): expiries, graces, windows, nonce freshness. Default Date.now. */
@@ -69,8 +80,11 @@ async function startSampleUpstream (app: FastifyInstance): Promise<string> {
 }
 
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
-export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock }: GatewayOptions): Promise<FastifyInstance> {
+export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock, tls: given }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
+  const tls = given ?? (config.tls === undefined ? undefined : await TlsCertificates.load(config.tls, configLabels(config.tls.length)))
+  // The server Fastify makes is HTTP/1, HTTPS or HTTP/2 (client-connections.ts); the instance's
+  // type stays the HTTP/1 one, which every route and hook here is written against.
   const app = Fastify({
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
     // Never trust a client-supplied request id into the logs.
@@ -81,21 +95,16 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     frameworkErrors,
     // Towards callers (config.clientTimeouts): a connection that has not sent its headers within
     // headersMs is closed at the next check, so within headersMs + checkIntervalMs.
-    keepAliveTimeout: config.clientTimeouts.keepAliveMs,
-    requestTimeout: config.clientTimeouts.requestMs,
-    http: { headersTimeout: config.clientTimeouts.headersMs, requestTimeout: config.clientTimeouts.requestMs, connectionsCheckingInterval: config.clientTimeouts.checkIntervalMs }
-  })
+    ...transportOptions(config.clientTimeouts, tls, config.http2)
+  } as FastifyServerOptions) as unknown as FastifyInstance
   app.setErrorHandler(handleError)
   if (logger !== false) registerAccessLog(app)
-  // While closing, a keep-alive connection is ended as soon as its last answer is out, so that
-  // a client keeping it open cannot hold the shutdown (Fastify closes only those idle at the start).
-  app.addHook('preClose', async () => {
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 50).unref()
-    app.server.once('close', () => clearInterval(sweep))
-  })
+  guardConnections(app, config.clientTimeouts, tls, config.http2)
+  registerTlsReload(app, tls)
+  if (tls !== undefined) registerSecureTransport(app, { hsts: config.hsts, http2: config.http2 !== false })
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls: _tls, http2, hsts, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
   registerHealth(app, store)
   if (hotPath.requestMetrics !== false) registerRequestMetrics(app, app.macgate.metrics.requestDuration)

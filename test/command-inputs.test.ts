@@ -203,7 +203,7 @@ t.test('start refuses before it opens anything', async (t) => {
   refused(t, await runInProcess(['start'], env({ MACGATE_WORKERS: 'lots' })), 'MACGATE_WORKERS must be a whole number from 1 to 256, or auto, not lots', { hint: false })
   refused(t, await runInProcess(['start', '--workers', '2'], env()), '--workers needs REDIS_URL or REDIS_CLUSTER_NODES: each worker is a process of its own, and the embedded store lives inside one process', { hint: false })
   refused(t, await runInProcess(['start'], env({ ADMIN_PORT: 'admin' })), 'ADMIN_PORT must be a port number or off, not admin', { hint: false })
-  refused(t, await runInProcess(['start', 'now'], env()), 'start takes no argument now (its options: --config, --workers)', { hint: true })
+  refused(t, await runInProcess(['start', 'now'], env()), 'start takes no argument now (its options: --config, --workers, --tls-cert, --tls-key)', { hint: true })
   const unreadable = await runInProcess(['start', '--config', '/nonexistent/gateway.json'], env())
   refused(t, unreadable, 'cannot read config file /nonexistent/gateway.json: ENOENT: no such file or directory, open \'/nonexistent/gateway.json\'', { hint: false })
 })

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster'
+import { resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { AuditEvents, createUser, defaultScopes, DEVICE_CODE_GRANT, registerClient, ScopeRegistry, type Store } from '../../plugin/index.ts'
 import { logAuditEvents } from '../access-log.ts'
@@ -10,8 +11,11 @@ import { buildGateway } from '../server.ts'
 import { sharedStoreName } from '../stores.ts'
 import { openCommandStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
-import { OperatorError, parseCommand } from './usage.ts'
+import { OperatorError, parseCommand, UsageError } from './usage.ts'
 import { superviseWorkers, workerCount } from './workers.ts'
+import { reloadTlsOnSighup } from './tls-signal.ts'
+import { configLabels, TlsCertificates, TlsFileError } from '../tls.ts'
+import type { GatewayConfig } from '../config.ts'
 import { adminAddress, metricsOf, reportToPrimary, startAdminListener, withProcessMetrics } from './admin-listener.ts'
 import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
@@ -51,12 +55,29 @@ async function seedDemo (store: Store, origin: string, app: DemoApp): Promise<{ 
 }
 
 /**
+ * The certificates of `--tls-cert` and `--tls-key` (both or neither; relative to the working
+ * directory; they replace the config's `tls`), else of the config's `tls`, read and checked.
+ */
+async function loadCertificates (cert: string | undefined, key: string | undefined, config: GatewayConfig): Promise<TlsCertificates | undefined> {
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError(`start: ${cert === undefined ? '--tls-key needs --tls-cert' : '--tls-cert needs --tls-key'}`)
+  const [files, labels] = cert !== undefined && key !== undefined
+    ? [[{ cert: resolve(cert), key: resolve(key) }], [{ cert: '--tls-cert', key: '--tls-key' }]]
+    : config.tls === undefined ? [undefined, []] : [config.tls, configLabels(config.tls.length)]
+  if (files === undefined) return undefined
+  // The flags win over the file: the gateway takes these, not the config's.
+  config.tls = files
+  return await TlsCertificates.load(files, labels).catch((error: unknown) => {
+    throw error instanceof TlsFileError ? new OperatorError(error.message) : error
+  })
+}
+
+/**
  * `macgate start`: settings from `env`, the demo's banner on `stdout`. The logs go to the
  * process's own descriptors (pino writes them there directly), and the workers of `--workers`
  * inherit the process's environment.
  */
 export async function startCommand (args: string[], { env, stdout }: CommandIO): Promise<void> {
-  const { values } = parseCommand('start', { args, options: { config: { type: 'string' }, workers: { type: 'string' } } })
+  const { values } = parseCommand('start', { args, options: { config: { type: 'string' }, workers: { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' } } })
   const workers = values.workers !== undefined ? workerCount(values.workers) : workerCount(env.MACGATE_WORKERS, 'MACGATE_WORKERS')
   const port = portOf(env.PORT)
   const host = env.HOST ?? '127.0.0.1'
@@ -64,6 +85,8 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   const config = await loadConfig(values.config, env).catch((error: unknown) => {
     throw new OperatorError((error as Error).message)
   })
+  // Read here, before any worker starts, so that a bad file fails the start with its name; each worker reads them again.
+  const tls = await loadCertificates(values['tls-cert'], values['tls-key'], config)
   if (workers > 1 && cluster.isPrimary) {
     // Checked once here, before any worker starts: each worker would only repeat the message.
     if (sharedStoreName(env) === undefined) {
@@ -93,9 +116,10 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     : undefined
   const seeded = demoApp === undefined
     ? undefined
-    : await seedDemo(store, `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${port}`, demoApp)
+    : await seedDemo(store, `${tls === undefined ? 'http' : 'https'}://${loopback.includes(':') ? `[${loopback}]` : loopback}:${port}`, demoApp)
   const app = await buildGateway({
     store,
+    ...(tls !== undefined && { tls }),
     // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
     // Its issuer is the demo's origin unless configured: the device grant needs one.
     config: seeded === undefined ? config : { ...config, macDebug: true, issuer: config.issuer ?? seeded.issuer },
@@ -107,6 +131,7 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     throw error
   })
   app.addHook('onClose', async () => await store.close())
+  if (tls !== undefined) reloadTlsOnSighup(app)
   if (demoApp !== undefined) app.addHook('onClose', demoApp.close)
   try {
     await app.listen({ port, host })

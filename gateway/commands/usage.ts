@@ -56,13 +56,16 @@ export function parseCommand<T extends ParseArgsConfig> (command: string, config
 
 export const usage = `Usage: macgate <command>
 
-  start [--config FILE] [--workers N|auto]
+  start [--config FILE] [--workers N|auto] [--tls-cert FILE --tls-key FILE]
                               serve the gateway (PORT, default 8080; HOST, default 127.0.0.1);
                               N processes share the port (MACGATE_WORKERS; needs a shared store)
   start --config FILE         the gateway config, JSON: "upstream" (the API to proxy to), its
                               "routes" (path, methods, scopes each needs) and the settings;
                               a bad field fails the start with its name (see README, Running).
                               Without --config and MACGATE_UPSTREAM: the sample open API.
+  start --tls-cert FILE --tls-key FILE
+                              serve TLS 1.2/1.3 with HTTP/2 and HTTP/1.1 (PEM files; they replace
+                              the config's "tls"); SIGHUP reads them again (README, Running at the edge)
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
               [--response-types code,token | --grant-types code,implicit,device]
               [--require-pkce] [--resource-server] [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256]

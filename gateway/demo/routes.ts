@@ -16,7 +16,8 @@ const STATE_COOKIE = 'macgate_demo_state'
 // The state of the last callback this browser completed: a reload of that page is told so, not
 // blamed for a mismatch. Kept in the browser, so that any worker can tell.
 const DONE_COOKIE = 'macgate_demo_done'
-const COOKIE = { path: '/demo', httpOnly: true, sameSite: 'lax', maxAge: 600 } as const
+// Secure whenever the demo is served over TLS (request.protocol).
+const COOKIE = { path: '/demo', httpOnly: true, sameSite: 'lax', maxAge: 600, secure: 'auto' } as const
 
 /** One state, equal to the cookie's, compared in constant time over bytes (not characters). */
 function sameState (given: unknown, expected: string | undefined): boolean {

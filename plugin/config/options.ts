@@ -23,7 +23,7 @@ export interface MacgateSettings {
   signInRateLimit?: number
   /** Failed client authentications at the token endpoint allowed per minute, per client_id and per address. */
   clientAuthRateLimit?: { perClient?: number, perAddress?: number }
-  /** Send the session cookie only over HTTPS; turn on behind TLS. */
+  /** Mark the session cookie Secure on every answer; without it, on answers over TLS only (turn on behind a TLS proxy). */
   secureCookies?: boolean
   /** Seconds a device authorization (RFC 8628) waits for the user; at most 1800. */
   deviceCodeTtl?: number

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { authorityOf, TWO_AUTHORITIES } from '../core/authority.ts'
 import { errors, toOAuthError, type OAuthError } from '../core/errors.ts'
 import { isThenable } from '../core/pending.ts'
 import { sendOpenApiError } from '../core/replies.ts'
@@ -40,6 +41,8 @@ function repeatsHost (rawHeaders: string[]): boolean {
   return false
 }
 
+export const HOST_DIFFERS = 'the Host header differs from :authority'
+
 function granted (scope: readonly string[], required: string[], match: 'all' | 'any'): boolean {
   if (required.length === 0) return true
   return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
@@ -78,9 +81,11 @@ export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { sco
   return function macAuth (request, reply, done) {
     const quota = routeQuota === undefined ? undefined : new QuotaReading(routeQuota)
     if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts, quota)
+    const host = authorityOf(request.headers)
+    if (host === TWO_AUTHORITIES) return refuse(request, reply, done, errors.invalidRequest(HOST_DIFFERS), counts, quota)
     let result: MacIdentity | PromiseLike<MacIdentity>
     try {
-      result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization, quota })
+      result = verifier.verify({ method: request.method, host, url: request.url, authorization: request.headers.authorization, quota })
     } catch (error) {
       return refuseThrown(request, reply, done, error, counts, quota)
     }

@@ -12,7 +12,7 @@ export type { MacIdentity } from './token-cache.ts'
 
 export interface MacRequest {
   method: string
-  /** The Host header as sent. */
+  /** The authority as sent: the Host header, or `:authority` on HTTP/2 (core/authority.ts). */
   host: string
   /** The request target as sent: path and query. */
   url: string

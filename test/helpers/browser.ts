@@ -36,17 +36,18 @@ export const skipWithoutChromium: false | string = CHROMIUM !== undefined || pro
 let launched: Promise<Browser> | undefined
 
 /**
- * The test file's one Chromium (a launch costs a second of CPU), closed when the file ends. Each test
+ * The test file's one Chromium (a launch costs a second of CPU; `extraArgs`, the first call's, e.g.
+ * a test certificate to trust), closed when the file ends. Each test
  * opens its own contexts, which share nothing (cookies, storage, cache), and they are closed when
  * that test ends, so that no page holds a connection to a gateway the test closes.
  */
-export async function launch (t: Test): Promise<Browser> {
+export async function launch (t: Test, { extraArgs = [] }: { extraArgs?: string[] } = {}): Promise<Browser> {
   if (CHROMIUM === undefined) throw new Error(`CI is set but no Chromium is on the PATH (looked for ${NAMES.join(', ')}; or set CHROMIUM_PATH)`)
   if (launched === undefined) {
     launched = chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
       timeout: 30_000
     })
     const browser = launched
