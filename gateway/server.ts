@@ -2,11 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import macgate, { type Store } from '../plugin/index.ts'
+import type { Server } from 'node:http'
+import macgate, { SWAPPABLE_SETTINGS, type Store } from '../plugin/index.ts'
 import { parseConfig, type GatewayConfig } from './config.ts'
 import { registerDemo, type DemoClient } from './demo/routes.ts'
 import { registerLanding } from './landing.ts'
-import { registerProxy, type ProxyParts } from './proxy.ts'
+import { registerProxy, type ProxyConfig, type ProxyParts } from './proxy.ts'
+import { ConfigReload, type PartOutcome } from './reload.ts'
+import { Drain } from './drain.ts'
+import { trustedProxies } from './trusted-proxies.ts'
 import { buildSampleApi } from './sample-api.ts'
 import { logAuditEvents, registerAccessLog } from './access-log.ts'
 import { registerHealth } from './health.ts'
@@ -15,6 +19,8 @@ import { frameworkErrors, handleError } from './error-answers.ts'
 
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.ts'
 export { UPSTREAM_POOL } from './proxy.ts'
+export { fromTrustedProxy, trustedProxies, type TrustCheck } from './trusted-proxies.ts'
+export { ConfigReload, type PartOutcome, type ReloadAnswer, type Reloader } from './reload.ts'
 export { openStore } from './stores.ts'
 export { logDestination } from './log-destination.ts'
 export { runLoad, signed, signedRequests, roundRobin, zipf, type Credentials, type LoadOptions, type LoadResult, type SetupRequest } from './load/index.ts'
@@ -68,6 +74,15 @@ async function startSampleUpstream (app: FastifyInstance): Promise<string> {
   return `unix+http://${encodeURIComponent(socketPath)}/`
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The running config and the parts that re-apply a new one (reload.ts). */
+    configReload: ConfigReload
+    /** Set on SIGTERM: readiness answers 503 from then on (drain.ts). */
+    drain: Drain
+  }
+}
+
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
 export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
@@ -83,8 +98,12 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     // headersMs is closed at the next check, so within headersMs + checkIntervalMs.
     keepAliveTimeout: config.clientTimeouts.keepAliveMs,
     requestTimeout: config.clientTimeouts.requestMs,
-    http: { headersTimeout: config.clientTimeouts.headersMs, requestTimeout: config.clientTimeouts.requestMs, connectionsCheckingInterval: config.clientTimeouts.checkIntervalMs }
+    http: { headersTimeout: config.clientTimeouts.headersMs, requestTimeout: config.clientTimeouts.requestMs, connectionsCheckingInterval: config.clientTimeouts.checkIntervalMs },
+    // The proxies in front, Fastify's list form: request.ip is then the right-most address of
+    // X-Forwarded-For that is not a trusted proxy (every per-address limit, log and event reads it).
+    ...(config.trustProxy !== undefined && { trustProxy: config.trustProxy })
   })
+  app.decorate('trustedProxy', trustedProxies(config.trustProxy))
   app.setErrorHandler(handleError)
   if (logger !== false) registerAccessLog(app)
   // While closing, a keep-alive connection is ended as soon as its last answer is out, so that
@@ -95,20 +114,66 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   })
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, trustProxy, drainDelayMs, drainMs, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
-  registerHealth(app, store)
+  const reload = new ConfigReload(config, app.macgate.metrics.registry, app.log)
+  app.decorate('configReload', reload)
+  const draining = new Drain()
+  app.decorate('drain', draining)
+  registerHealth(app, store, draining)
   if (hotPath.requestMetrics !== false) registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)
-  await registerProxy(app, {
-    upstream: upstream ?? await startSampleUpstream(app),
-    routes,
-    headerOptions: { forwardMethodOverride },
-    timeouts,
-    upstreamPool,
-    logging: logger !== false,
-    parts: hotPath
-  })
+  const sample = upstream === undefined ? await startSampleUpstream(app) : undefined
+  const useProxyConfig = await registerProxy(app, { ...proxyConfig(config, sample)!, logging: logger !== false, parts: hotPath })
   await registerDemo(app, demo)
+  registerReloaders(app, reload, useProxyConfig, sample)
   return app
+}
+
+/** The proxy's part of a config; without an upstream, the sample API's. */
+function proxyConfig (config: GatewayConfig, sample: string | undefined): ProxyConfig | undefined {
+  const upstream = config.upstream ?? sample
+  if (upstream === undefined) return undefined
+  const { routes, forwardMethodOverride, timeouts, upstreamPool, cors } = config
+  return { upstream, routes, headerOptions: { forwardMethodOverride }, timeouts, upstreamPool, cors }
+}
+
+/**
+ * What a reload applies in flight (reload.ts): routes, upstreams and their pools, timeouts, quotas
+ * (on routes) and CORS; the plugin's swappable settings; the client timeouts but the check
+ * interval (Node's server takes it once); the drain times (read at SIGTERM). Anything else that
+ * changed waits for a restart.
+ */
+function registerReloaders (app: FastifyInstance, reload: ConfigReload, useProxyConfig: (next: ProxyConfig) => void, sample: string | undefined): void {
+  reload.register({
+    fields: ['upstream', 'routes', 'forwardMethodOverride', 'timeouts', 'upstreamPool', 'cors'],
+    apply (next) {
+      const proxy = proxyConfig(next, sample)
+      // Dropping the upstream would need the sample API, which only a start without one runs.
+      if (proxy === undefined) return { needsRestart: ['upstream'] }
+      useProxyConfig(proxy)
+      return undefined
+    }
+  })
+  reload.register({
+    fields: SWAPPABLE_SETTINGS,
+    apply: (next) => ({ changed: app.swapMacgateSettings({ signedHosts: next.signedHosts, cors: next.cors }) })
+  })
+  reload.register({ fields: ['clientTimeouts'], apply: (next, previous) => applyClientTimeouts(app.server, next, previous) })
+  reload.register({ fields: ['drainDelayMs', 'drainMs'], apply: () => undefined })
+}
+
+/** Node's server reads these per connection and request; its check interval is fixed at its start. */
+function applyClientTimeouts (server: Server, next: GatewayConfig, previous: GatewayConfig): PartOutcome | undefined {
+  const { headersMs, requestMs, keepAliveMs, checkIntervalMs } = next.clientTimeouts
+  server.headersTimeout = headersMs
+  server.requestTimeout = requestMs
+  server.keepAliveTimeout = keepAliveMs
+  if (checkIntervalMs === previous.clientTimeouts.checkIntervalMs) return undefined
+  next.clientTimeouts = { ...next.clientTimeouts, checkIntervalMs: previous.clientTimeouts.checkIntervalMs }
+  return { needsRestart: ['clientTimeouts.checkIntervalMs'], changed: same(next.clientTimeouts, previous.clientTimeouts) ? [] : ['clientTimeouts'] }
+}
+
+function same (a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
 }

@@ -2,7 +2,10 @@ import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
 import { AuditEvents, createUser, defaultScopes, registerClient, ScopeRegistry, type Store } from '../../plugin/index.ts'
 import { logAuditEvents } from '../access-log.ts'
-import { loadConfig } from '../config.ts'
+import { loadConfig, type GatewayConfig } from '../config.ts'
+import { drainAndClose } from '../drain.ts'
+import type { ReloadAnswer } from '../reload.ts'
+import { adminAnswer, answerPrimary, forwardSighup, reloadWorkers } from './reloads.ts'
 import { startDemoApp, type DemoApp } from '../demo/app-server.ts'
 import type { DemoClient } from '../demo/routes.ts'
 import { logDestination } from '../log-destination.ts'
@@ -58,7 +61,9 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   const port = portOf(env.PORT)
   const host = env.HOST ?? '127.0.0.1'
   const admin = adminAddress(env)
-  const config = await loadConfig(values.config, env).catch((error: unknown) => {
+  // The file as read at the start and at each reload; the environment's settings win both times.
+  const readConfig = async (): Promise<GatewayConfig> => await loadConfig(values.config, env)
+  const config = await readConfig().catch((error: unknown) => {
     throw new OperatorError((error as Error).message)
   })
   if (workers > 1 && cluster.isPrimary) {
@@ -75,11 +80,12 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
       const events = new AuditEvents()
       logAuditEvents(events, log)
       const api = { registry: new ScopeRegistry(config.scopes ?? defaultScopes), events }
-      await startAdminListener(admin, { metrics: metricsOf('workers'), store, api, log }).catch(async (error: unknown) => {
+      await startAdminListener(admin, { metrics: metricsOf('workers'), store, api, log, reload: async () => await reloadWorkers(readConfig) }).catch(async (error: unknown) => {
         await store.close()
         throw error
       })
     }
+    forwardSighup()
     return await superviseWorkers(workers)
   }
   const store = await openCommandStore(env)
@@ -91,10 +97,11 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   const seeded = demoApp === undefined
     ? undefined
     : await seedDemo(store, `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${port}`, demoApp)
+  // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
+  const demoSettings = (read: GatewayConfig): GatewayConfig => seeded === undefined ? read : { ...read, macDebug: true }
   const app = await buildGateway({
     store,
-    // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
-    config: seeded === undefined ? config : { ...config, macDebug: true },
+    config: demoSettings(config),
     ...(env.MACGATE_SECRET !== undefined && { secret: env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
     logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() }
@@ -111,23 +118,34 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     await app.close()
     throw new OperatorError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
   }
+  const reload = async (): Promise<ReloadAnswer> => await app.configReload.reload(async () => demoSettings(await readConfig()))
   const registry = withProcessMetrics(app.macgate.metrics.registry)
   let adminListener: FastifyInstance | undefined
-  if (cluster.isWorker) reportToPrimary(registry)
-  else if (admin !== undefined) {
+  if (cluster.isWorker) {
+    reportToPrimary(registry)
+    answerPrimary(reload)
+  } else if (admin !== undefined) {
     const api = { registry: app.macgate.registry, events: app.macgate.events, clock: app.macgate.clock }
-    adminListener = await startAdminListener(admin, { metrics: metricsOf(registry), store, api, log: app.log }).catch(async (error: unknown) => {
+    adminListener = await startAdminListener(admin, { metrics: metricsOf(registry), store, api, log: app.log, reload: async () => adminAnswer(await reload()), drain: app.drain }).catch(async (error: unknown) => {
       await app.close()
       throw error
     })
   }
   if (seeded !== undefined) stdout.write(seeded.banner)
 
-  // SIGTERM and SIGINT drain in-flight requests, then close the store.
+  // SIGHUP re-reads the config file (under workers, the primary sends it to each worker).
+  process.on('SIGHUP', () => { void reload() })
+  // SIGTERM and SIGINT drain (drain.ts), then close the store; the admin listener serves to the end.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down')
-      Promise.all([adminListener?.close(), app.close()]).then(() => process.exit(0), () => process.exit(1))
+      const { drainDelayMs, drainMs } = app.configReload.current
+      app.log.info({ signal, drainDelayMs, drainMs }, 'shutting down')
+      drainAndClose(app, { drainDelayMs, drainMs })
+        .then(async () => await adminListener?.close())
+        .then(() => process.exit(0), (error: unknown) => {
+          app.log.error({ err: error }, 'shutdown failed')
+          process.exit(1)
+        })
     })
   }
 }

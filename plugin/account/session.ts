@@ -41,7 +41,9 @@ export async function registerSessions (fastify: FastifyInstance, config: Macgat
     key,
     cookieName: 'macgate_session',
     expiry: SESSION_SECONDS,
-    cookie: { path: '/oauth2', httpOnly: true, sameSite: 'lax', secure: config.secureCookies }
+    // 'auto': Secure whenever the request came over HTTPS, as Fastify reads it (a TLS socket, or
+    // X-Forwarded-Proto from a trusted proxy, never from anyone else); always with secureCookies.
+    cookie: { path: '/oauth2', httpOnly: true, sameSite: 'lax', secure: config.secureCookies ? true : 'auto' }
   })
   await fastify.register(fastifyCsrf, { sessionPlugin: '@fastify/secure-session' })
 }
