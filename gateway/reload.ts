@@ -100,7 +100,9 @@ export class ConfigReload {
     this.#current = running as GatewayConfig
     this.#counts.inc({ result: 'applied' })
     this.#appliedAt.set(Date.now() / 1000)
-    const answer = { result: 'applied' as const, changed: [...changed], needsRestart: [...needsRestart] }
+    // Sorted: the same answer for the same change, whatever order the file has its fields in.
+    const ordered = (fields: Set<string>): string[] => [...fields].sort()
+    const answer = { result: 'applied' as const, changed: ordered(changed), needsRestart: ordered(needsRestart) }
     if (answer.needsRestart.length > 0) this.#log.warn({ needsRestart: answer.needsRestart }, 'config fields that take effect only after a restart')
     this.#log.info({ changed: answer.changed, needsRestart: answer.needsRestart, routes: (running.routes as unknown[]).length }, 'config reloaded')
     return answer
