@@ -8,7 +8,7 @@ import { createServer, request as httpRequest, type ServerResponse } from 'node:
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Pool } from 'undici'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { signRequest } from '../plugin/client/index.ts'
 import { addClient } from './helpers/app.ts'
 import { cliEnv, spawnCli } from './helpers/cli.ts'
@@ -37,7 +37,7 @@ const VARIANTS = [
 
 interface Started { pid: number, port: number, adminPort: number, output: () => string, exited: Promise<[number | null, NodeJS.Signals | null]> }
 
-async function start (t: Parameters<Parameters<typeof t.test>[1]>[0], file: string, extra: string[] = [], env: Record<string, string> = {}): Promise<Started> {
+async function start (t: Test, file: string, extra: string[] = [], env: Record<string, string> = {}): Promise<Started> {
   const [port, adminPort] = [await freePort(), await freePort()]
   const child = spawnCli(['start', '--config', file, ...extra], cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix, MACGATE_SECRET: secret, PORT: String(port), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'info', ...env }))
   let output = ''
@@ -93,23 +93,23 @@ for (const workers of [1, 2]) {
     const gateway = await start(t, file, workers === 1 ? [] : ['--workers', String(workers)])
     // One SIGHUP after the other has been logged by every worker (signals sent closer could merge into one).
     let sighups = 0
-    let loading = true
+    const load = { running: true }
     let allLogged = true
     const reloading = (async () => {
-      while (loading) {
+      while (load.running) {
         await writeFile(file, JSON.stringify(VARIANTS[++sighups % 2]))
         process.kill(gateway.pid, 'SIGHUP')
         allLogged &&= await eventually(async () => reloadsLogged(gateway.output()) >= sighups * workers, 10_000, 10)
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
     })()
-    const load = await signedLoad(gateway.port, '/user/profile')
-    loading = false
+    const answers = await signedLoad(gateway.port, '/user/profile')
+    load.running = false
     await reloading
     t.ok(allLogged, `every worker logged every reload (${sighups} SIGHUPs)`)
-    t.same({ statuses: load.statuses, errors: load.errors }, { statuses: {}, errors: [] }, `${load.ok} signed requests across ${sighups} reloads: no non-2xx, no connection error`)
+    t.same({ statuses: answers.statuses, errors: answers.errors }, { statuses: {}, errors: [] }, `${answers.ok} signed requests across ${sighups} reloads: no non-2xx, no connection error`)
     // The machine is shared: a floor that says requests ran between the reloads, not a throughput.
-    t.ok(load.ok >= 2 * sighups, 'requests ran throughout')
+    t.ok(answers.ok >= 2 * sighups, 'requests ran throughout')
 
     // A route added: answers from the first request after `config reloaded`.
     t.equal(await signedStatus(gateway.port, '/user/openidV2'), 404, 'no such route yet')

@@ -3,8 +3,8 @@
 // `macgate start` under load is test/reload-load.test.ts.
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
-import t from 'tap'
-import { parseConfig, type GatewayConfig } from '../gateway/config.ts'
+import t, { type Test } from 'tap'
+import { parseConfig } from '../gateway/config.ts'
 import { buildGateway } from '../gateway/server.ts'
 import { MemoryStore } from '../plugin/index.ts'
 import { echoRoutes, liveToken, openApiError, recordingUpstream, signedInject } from './helpers/gateway.ts'
@@ -13,10 +13,10 @@ import { parseMetrics } from './helpers/metrics-text.ts'
 
 const NO_SUCH_API = openApiError(404, 'no such API')
 
-async function gateway (t: Parameters<Parameters<typeof t.test>[1]>[0], config: Partial<GatewayConfig>) {
+async function gateway (t: Test, input: unknown) {
   const log = memoryLog()
   const store = new MemoryStore()
-  const app = await buildGateway({ store, config, logger: { level: 'info', stream: log.stream } })
+  const app = await buildGateway({ store, config: parseConfig(input), logger: { level: 'info', stream: log.stream } })
   t.teardown(async () => {
     await app.close()
     await store.close()

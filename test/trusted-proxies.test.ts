@@ -3,7 +3,7 @@
 // gateway from 127.0.0.1, the one trusted address.
 import { readFileSync } from 'node:fs'
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { ConfigError, parseConfig } from '../gateway/config.ts'
 import { buildGateway, fromTrustedProxy, trustedProxies } from '../gateway/server.ts'
 import { MemoryStore } from '../plugin/index.ts'
@@ -27,7 +27,7 @@ async function call (port: number, path: string, { from = '127.0.0.1', method = 
   })
 }
 
-async function gatewayBehindNginx (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function gatewayBehindNginx (t: Test) {
   const upstream = await recordingUpstream(t)
   const log = memoryLog()
   const store = new MemoryStore()
