@@ -15,7 +15,9 @@ export interface PartOutcome {
  * plugin's swappable settings, the client timeouts, the TLS files...). Called at every reload with
  * the new config and the running one, even when its fields are unchanged (TLS files are re-read
  * whatever the config says). Without an answer, every one of its fields that differs counts as
- * changed. It must not throw for a config that passed validation: what it cannot apply, it reports.
+ * changed (but those it reports as needing a restart). It may set a field it leaves as it runs back to
+ * its running value in `next`. It must not throw for a config that passed validation: what it
+ * cannot apply, it reports.
  */
 export interface Reloader {
   /** The config's top-level fields this part applies in flight. */
@@ -94,7 +96,7 @@ export class ConfigReload {
     for (const reloader of this.#reloaders) {
       const outcome = await reloader.apply(running as GatewayConfig, previous)
       const mine = differing.filter((field) => reloader.fields.includes(field))
-      for (const field of outcome?.changed ?? (outcome?.needsRestart === undefined ? mine : [])) changed.add(field)
+      for (const field of outcome?.changed ?? mine.filter((name) => outcome?.needsRestart?.includes(name) !== true)) changed.add(field)
       for (const field of outcome?.needsRestart ?? []) needsRestart.add(field)
     }
     this.#current = running as GatewayConfig

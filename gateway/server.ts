@@ -6,7 +6,7 @@ import type { Server } from 'node:http'
 import macgate, { SWAPPABLE_SETTINGS, type Store } from '../plugin/index.ts'
 import { parseConfig, type GatewayConfig } from './config.ts'
 import { registerDemo, type DemoClient } from './demo/routes.ts'
-import { registerLanding } from './landing.ts'
+import { landingPathsLeft, registerLanding } from './landing.ts'
 import { registerProxy, type ProxyConfig, type ProxyParts } from './proxy.ts'
 import { ConfigReload, type PartOutcome } from './reload.ts'
 import { Drain } from './drain.ts'
@@ -147,12 +147,17 @@ function proxyConfig (config: GatewayConfig, sample: string | undefined): ProxyC
 function registerReloaders (app: FastifyInstance, reload: ConfigReload, useProxyConfig: (next: ProxyConfig) => void, sample: string | undefined): void {
   reload.register({
     fields: ['upstream', 'routes', 'forwardMethodOverride', 'timeouts', 'upstreamPool', 'cors'],
-    apply (next) {
-      const proxy = proxyConfig(next, sample)
+    apply (next, previous) {
+      const needsRestart: string[] = []
       // Dropping the upstream would need the sample API, which only a start without one runs.
-      if (proxy === undefined) return { needsRestart: ['upstream'] }
-      useProxyConfig(proxy)
-      return undefined
+      if (next.upstream === undefined && sample === undefined) {
+        next.upstream = previous.upstream
+        needsRestart.push('upstream')
+      }
+      // The landing page's paths are routes of their own, taken or left at the start (landing.ts).
+      if (!same(landingPathsLeft(next.routes), landingPathsLeft(previous.routes))) needsRestart.push('routes (on /, /favicon.svg or /favicon.ico)')
+      useProxyConfig(proxyConfig(next, sample)!)
+      return { needsRestart }
     }
   })
   reload.register({

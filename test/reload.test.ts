@@ -94,6 +94,17 @@ t.test('what cannot change in flight is reported as needing a restart and left a
   t.same((await reload(next)).result === 'applied' && (await reload(next)), { result: 'applied', changed: [], needsRestart: ['clientTimeouts.checkIntervalMs', 'codeTtl', 'trustProxy'] }, 'and again at the next reload, until a restart')
   const upstreamAnswer = await call('/a')
   t.equal(upstreamAnswer.statusCode, 200)
+
+  // Routes over the landing page's paths, and no upstream at all (the sample API runs only from a start without one).
+  const landing = await reload({ ...base, routes: [{ path: '/*', methods: ['GET'] }] })
+  t.same(landing, { result: 'applied', changed: ['clientTimeouts', 'drainMs', 'routes'], needsRestart: ['routes (on /, /favicon.svg or /favicon.ico)'] })
+  t.equal((await call('/b')).statusCode, 200, 'the wildcard route serves')
+  t.match((await app.inject('/')).body, /<h1>macgate<\/h1>/, 'the landing page keeps / until a restart')
+  const { upstream: _dropped, ...withoutUpstream } = base
+  const sampleless = await reload({ ...withoutUpstream, routes: [{ path: '/user/profile', scopes: ['1'] }] })
+  t.same(sampleless, { result: 'applied', changed: ['routes'], needsRestart: ['routes (on /, /favicon.svg or /favicon.ico)', 'upstream'] })
+  t.equal((await call('/user/profile')).statusCode, 200, 'the new route, on the running upstream')
+  t.equal(upstream.requests.at(-1)!.url, '/user/profile')
 })
 
 t.test('a request in flight finishes on its upstream; a kept upstream keeps its pool; a dropped one closes after', async (t) => {
