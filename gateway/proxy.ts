@@ -200,7 +200,8 @@ export async function registerProxy (app: FastifyInstance, { logging, parts = {}
       if (current === undefined) {
         current = response[HELD] = state
         current.holding++
-        response.once('close', releaseState)
+        // `on`, not `once` (which wraps the listener per call): a response closes once.
+        response.on('close', releaseState)
       }
       const { table, cors } = current
       // A browser's request (Origin) to a route: its origin looked up, a preflight answered, then back here (cors.ts).

@@ -21,6 +21,7 @@ export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig,
 export { UPSTREAM_POOL } from './proxy.ts'
 export { fromTrustedProxy, trustedProxies, type TrustCheck } from './trusted-proxies.ts'
 export { ConfigReload, type PartOutcome, type ReloadAnswer, type Reloader } from './reload.ts'
+export { drainAndClose, type DrainTimes } from './drain.ts'
 export { openStore } from './stores.ts'
 export { logDestination } from './log-destination.ts'
 export { runLoad, signed, signedRequests, roundRobin, zipf, type Credentials, type LoadOptions, type LoadResult, type SetupRequest } from './load/index.ts'
