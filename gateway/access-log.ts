@@ -62,13 +62,15 @@ interface AccessLine {
   path: string
   status: number
   ms: number
+  /** The caller's address: behind trusted proxies, the one X-Forwarded-For names (trusted-proxies.ts). */
+  ip: string
   client?: string
   reason?: string
 }
 
 /**
  * Logs method, path (never the query: codes and secrets travel there), status, latency, the
- * verified client and, for a refused request, why. Written through the root logger, so that a
+ * caller's address, the verified client and, for a refused request, why. Written through the root logger, so that a
  * route whose own level is quieter (the proxy's) still gets its line. Refusals of unverified
  * requests go through a `RefusalLogLimiter`. A callback hook building one plain object: an async
  * hook would cost a promise per request, and spreads a copy per line.
@@ -82,7 +84,7 @@ export function registerAccessLog (app: FastifyInstance, refusalsPerSecond = REF
     const reason = request.macRejection
     const status = reply.statusCode
     if (identity === null && status >= 400 && !limiter.admit(reason ?? String(status))) return done()
-    const line: AccessLine = { method: request.method, path: pathOf(request.url), status, ms: Math.round(reply.elapsedTime * 100) / 100 }
+    const line: AccessLine = { method: request.method, path: pathOf(request.url), status, ms: Math.round(reply.elapsedTime * 100) / 100, ip: request.ip }
     if (identity !== null) line.client = identity.clientId
     if (reason !== null) line.reason = reason
     log.info(line, 'request')

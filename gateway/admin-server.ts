@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Store } from '../plugin/index.ts'
 import { adminApi, type AdminApiOptions } from './admin-api.ts'
 import { registerProbes } from './health.ts'
+import type { Drain } from './drain.ts'
 
 export interface AdminServerOptions {
   /** The Prometheus exposition of this process (or, under workers, of all of them). */
@@ -16,6 +17,10 @@ export interface AdminServerOptions {
   api?: Omit<AdminApiOptions, 'store'>
   /** Where the listener logs refused requests and failures (the gateway's logger); none by default. */
   log?: FastifyBaseLogger
+  /** POST /admin/reload: re-reads the gateway config (commands/reloads.ts); without it, no such route. */
+  reload?: () => Promise<{ status: number, body: unknown }>
+  /** Readiness answers 503 once the process drains. */
+  drain?: Drain
 }
 
 /** Node's process metrics (`macgate_process_*`, `macgate_nodejs_*`) beside the plugin's, once per process. */
@@ -42,7 +47,7 @@ function bearerCheck (token: string) {
  * The admin listener: operators' endpoints on a port of their own (as Kong's status API and Hydra's
  * admin port), never on the public one. Metrics, the health probes, and the admin API.
  */
-export async function buildAdminServer ({ metrics, store, token, api, log }: AdminServerOptions): Promise<FastifyInstance> {
+export async function buildAdminServer ({ metrics, store, token, api, log, reload, drain }: AdminServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(log !== undefined && { loggerInstance: log }),
     // Scrapes and probes every few seconds would drown the log; operator actions are audit events.
@@ -56,7 +61,13 @@ export async function buildAdminServer ({ metrics, store, token, api, log }: Adm
     const { contentType, text } = await metrics()
     return await reply.header('content-type', contentType).send(text)
   })
-  registerProbes(app, store)
+  registerProbes(app, store, drain)
+  if (reload !== undefined) {
+    app.post('/admin/reload', async (_request, reply) => {
+      const { status, body } = await reload()
+      return await reply.code(status).send(body)
+    })
+  }
   if (api !== undefined) await app.register(async (context) => { await adminApi(context, { store, ...api }) })
   return app
 }

@@ -19,6 +19,13 @@ function http1Options ({ headersMs, requestMs, keepAliveMs, checkIntervalMs }: C
   return { headersTimeout: headersMs, requestTimeout: requestMs, keepAliveTimeout: keepAliveMs, connectionsCheckingInterval: checkIntervalMs }
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Ends every client connection and HTTP/2 session at once, answered or not (the drain's cut). */
+    cutConnections: () => void
+  }
+}
+
 /**
  * Fastify's server options for the listener. With TLS: a handshake must end within `headersMs`
  * (tls.Server's handshakeTimeout, 120 s by default, is the first thing a slow client holds).
@@ -74,7 +81,7 @@ function guardStream (stream: ServerHttp2Stream, requestMs: number): void {
  * streams in flight finish, no new one starts, and it ends once they have.
  */
 export function guardConnections (app: FastifyInstance, timeouts: ClientTimeouts, tls: TlsCertificates | undefined, http2: Http2Settings | false): void {
-  const server = app.server as unknown as Server & { closeIdleConnections: () => void }
+  const server = app.server as unknown as Server & { closeIdleConnections: () => void, closeAllConnections?: () => void }
   const sessions = new Set<Http2Session>()
   if (tls !== undefined) tls.attach(server as unknown as Http2SecureServer)
   if (tls !== undefined && http2 !== false) {
@@ -87,6 +94,11 @@ export function guardConnections (app: FastifyInstance, timeouts: ClientTimeouts
     })
     h2.on('stream', (stream: ServerHttp2Stream) => { guardStream(stream, timeouts.requestMs) })
   }
+  // The drain's last resort (drain.ts): every HTTP/1.1 connection and every HTTP/2 session ended now.
+  app.decorate('cutConnections', () => {
+    server.closeAllConnections?.()
+    for (const session of sessions) session.destroy()
+  })
   app.addHook('preClose', async () => {
     const sweep = (): void => {
       server.closeIdleConnections()

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { trustedProxies } from './trusted-proxies.ts'
 import { compileValidator, defaultScopes, SchemaError, settingsSchema, type MacgateSettings } from '../plugin/index.ts'
 import { edgeSchemaProperties, edgeSettings, resolveTlsPaths, type EdgeSettings } from './tls-config.ts'
 
@@ -66,6 +67,12 @@ export type GatewayConfig = {
   timeouts: UpstreamTimeouts
   upstreamPool: UpstreamPoolSettings
   clientTimeouts: ClientTimeouts
+  /** The proxies in front (addresses and CIDR ranges): their X-Forwarded-* headers are believed (README, "Running at the edge"). */
+  trustProxy?: string[]
+  /** On SIGTERM, ms the listener keeps serving after /health/ready turned 503 (a load balancer's deregistration time). */
+  drainDelayMs: number
+  /** Then, ms in-flight requests have to finish before their connections are cut. */
+  drainMs: number
 } & EdgeSettings & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
   tokenCache: Resolved<NonNullable<MacgateSettings['tokenCache']>>
 }
@@ -144,6 +151,9 @@ const schema = {
       }
     },
     ...edgeSchemaProperties,
+    trustProxy: { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    drainDelayMs: { type: 'integer', minimum: 0, maximum: 600_000, default: 0 },
+    drainMs: { type: 'integer', minimum: 0, maximum: 3_600_000, default: 30_000 },
     ...settingsSchema.properties
   }
 }
@@ -173,6 +183,18 @@ function badUpstream (upstream: unknown, field: string, from = ''): string[] {
   const problems = upstream.map((url, index) => badUrl(url, `${field}[${index}]`, from)).filter((problem) => problem !== undefined)
   if (problems.length === 0 && new Set(upstream.map((url: string) => new URL(url).origin)).size < upstream.length) return [`${field} names one instance twice`]
   return problems
+}
+
+/** Each entry of trustProxy that is neither an IP address nor a CIDR range (nor one of proxy-addr's names). */
+function badProxies (entries: string[]): string[] {
+  return entries.flatMap((entry, index) => {
+    try {
+      trustedProxies([entry])
+      return []
+    } catch {
+      return [`config.trustProxy[${index}] must be an IP address or a CIDR range (IPv4 or IPv6), not ${JSON.stringify(entry)}`]
+    }
+  })
 }
 
 export class ConfigError extends Error {
@@ -234,6 +256,13 @@ export function parseConfig (input: unknown, env: NodeJS.ProcessEnv = {}): Gatew
   if (edge.problems.length > 0) throw new ConfigError(`invalid config: ${edge.problems.join('; ')}`)
   delete config.tls
   Object.assign(config, edge.settings)
+  if (config.trustProxy !== undefined) {
+    const bad = badProxies(config.trustProxy)
+    if (bad.length > 0) throw new ConfigError(`invalid config: ${bad.join('; ')}`)
+    if (config.issuer === undefined) {
+      throw new ConfigError('invalid config: config.trustProxy needs config.issuer: behind a proxy the public URL cannot be told from the address a request reached, so the metadata\'s issuer must be set')
+    }
+  }
   const { headersMs, requestMs } = config.clientTimeouts
   if (requestMs !== 0 && requestMs < headersMs) {
     throw new ConfigError('invalid config: config.clientTimeouts.requestMs must be 0 or at least config.clientTimeouts.headersMs (the headers are part of the request)')

@@ -56,27 +56,31 @@ export class OpenApiCors {
     return true
   }
 
-  /** onSend (callback style, nothing to await): the answer's CORS headers; an upstream's own are dropped, this decides. */
-  readonly answer = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void => {
-    const found = looked.get(request)
-    if (found !== undefined) this.#headers(request, reply, found)
-    done(null, payload)
-  }
-
-  #headers (request: FastifyRequest, reply: FastifyReply, found: Looked): void {
-    dropCorsHeaders(reply)
-    varyOnOrigin(reply)
-    if (found.preflight !== undefined) allowPreflight(reply, found.preflight.methods, found.preflight.headers)
-    const identity = request.macIdentity
-    const readable = identity === null ? found.clients.size > 0 : found.clients.has(identity.clientId)
-    if (readable) allowOrigin(reply, found.origin)
-  }
-
   /** authorization and content-type, plus what the preflight asks for that can reach the upstream. */
   #allowedHeaders (request: FastifyRequest): string[] {
     const asked = requestedHeaders(request).filter((name) => isForwarded(name, this.#headerOptions))
     return [...new Set([...ALWAYS_ALLOWED, ...asked])]
   }
+}
+
+/**
+ * onSend (callback style, nothing to await): the CORS headers of an answer to a request `defer`
+ * looked at; an upstream's own are dropped, this decides. One for every config (a reload may turn
+ * CORS on or off while requests are in flight).
+ */
+export function answerCors (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
+  const found = looked.get(request)
+  if (found !== undefined) corsHeaders(request, reply, found)
+  done(null, payload)
+}
+
+function corsHeaders (request: FastifyRequest, reply: FastifyReply, found: Looked): void {
+  dropCorsHeaders(reply)
+  varyOnOrigin(reply)
+  if (found.preflight !== undefined) allowPreflight(reply, found.preflight.methods, found.preflight.headers)
+  const identity = request.macIdentity
+  const readable = identity === null ? found.clients.size > 0 : found.clients.has(identity.clientId)
+  if (readable) allowOrigin(reply, found.origin)
 }
 
 /** The open API's CORS, unless the gateway's `cors` setting turned it off. */

@@ -31,6 +31,13 @@ with the token's <code>mac_key</code> (<code>Authorization: MAC …</code>).</p>
 ${standard.length === 0 ? '' : `<ul id="standard-links">${standard.map(item).join('')}</ul>`}`)
 }
 
+const ICONS = ['/favicon.svg', '/favicon.ico']
+
+/** The landing page's paths no configured route covers: the page and icons are served there. */
+export function landingPathsLeft (routes: RouteRule[]): string[] {
+  return ['/', ...ICONS].filter((path) => !proxied(routes, path))
+}
+
 /**
  * Before the plugin is registered, so that the account pages and standard endpoints it adds can be
  * linked. `demo`: whether the demo client is configured (its page is linked only then).
@@ -40,11 +47,12 @@ export function registerLanding (app: FastifyInstance, { routes, demo }: { route
   app.addHook('onRoute', ({ method, url }) => {
     if ((method === 'GET' || (Array.isArray(method) && method.includes('GET'))) && LINKED.test(url) && !links.includes(url)) links.push(url)
   })
-  if (!proxied(routes, '/')) {
+  const left = landingPathsLeft(routes)
+  if (left.includes('/')) {
     app.get('/', { onSend: securityHeaders }, async (_request, reply) => await sendPage(reply, landingPage(demo, links)))
   }
-  for (const path of ['/favicon.svg', '/favicon.ico']) {
-    if (proxied(routes, path)) continue
+  for (const path of ICONS) {
+    if (!left.includes(path)) continue
     // The SVG at both: browsers take an icon by its type, not by its name.
     app.get(path, async (_request, reply) => await reply
       .type('image/svg+xml')

@@ -7,7 +7,8 @@ import { sendFailure } from './error-answers.ts'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.ts'
 import { pathOf } from './request-path.ts'
 import { routeQuota } from './route-quota.ts'
-import { openApiCors } from './cors.ts'
+import { answerCors, openApiCors, type OpenApiCors } from './cors.ts'
+import { forwardedFor } from './trusted-proxies.ts'
 import { FailureLog } from './upstreams/failure-log.ts'
 import { registerUpstreamMetrics } from './upstreams/metrics.ts'
 import { isRetryable } from './upstreams/upstream.ts'
@@ -25,14 +26,14 @@ const PROXY_BASE = 'http://upstream.macgate.invalid'
 declare module 'fastify' {
   interface FastifyRequest {
     /** The matched route's upstream and timeouts, set by routeCheck. */
-    upstreamTarget: RouteTarget | null
+    upstreamTarget: ProxyTarget | null
   }
 }
 
 interface Route {
   rule: RouteRule
   check: MacAuthHook
-  target: RouteTarget
+  target: ProxyTarget
 }
 
 /** Which configured route a path falls under: an exact path, else the longest `/*` prefix. */
@@ -40,7 +41,7 @@ export class RouteTable {
   readonly #exact = new Map<string, Route>()
   readonly #prefixes: Array<[string, Route]> = []
 
-  constructor (rules: RouteRule[], checkFor: (rule: RouteRule) => MacAuthHook, targetFor: (rule: RouteRule) => RouteTarget) {
+  constructor (rules: RouteRule[], checkFor: (rule: RouteRule) => MacAuthHook, targetFor: (rule: RouteRule) => ProxyTarget) {
     for (const rule of rules) {
       const route = { rule, check: checkFor(rule), target: targetFor(rule) }
       if (rule.path.endsWith('/*')) this.#prefixes.push([rule.path.slice(0, -1), route])
@@ -65,10 +66,10 @@ export function hasDotDotSegment (path: string): boolean {
 }
 
 /** A method no route of the app has: the open API's 405 on a configured path, else its 404. */
-function notFoundFor (table: RouteTable) {
+function notFoundFor (table: () => RouteTable) {
   return async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const path = pathOf(request.url)
-    const allowed = path === '/oauth2/token' ? ['GET', 'POST'] : path.startsWith('/oauth2/') ? undefined : table.match(path)?.rule.methods
+    const allowed = path === '/oauth2/token' ? ['GET', 'POST'] : path.startsWith('/oauth2/') ? undefined : (reply.raw as HoldingResponse)[HELD]?.table.match(path)?.rule.methods ?? table().match(path)?.rule.methods
     if (allowed === undefined) return await sendFailure(request, reply, errors.noSuchApi())
     reply.header('allow', allowed.join(', '))
     return await sendFailure(request, reply, errors.methodNotAllowed(`use ${allowed.join(' or ')}`))
@@ -105,32 +106,85 @@ function retryDelay ({ err, attempt }: { err?: Error | null, attempt: number }):
 export interface ProxyParts { macCheck?: boolean, upstreamHeaders?: boolean }
 const admitUnchecked: MacAuthHook = (_request, _reply, done) => { done() }
 
-export interface ProxyOptions {
+/** What the proxy takes from the config: each of these can change at a reload (reload.ts). */
+export interface ProxyConfig {
   /** The default upstream: one URL, or several instances. */
   upstream: string | string[]
   routes: RouteRule[]
   headerOptions: UpstreamHeaderOptions
   timeouts: UpstreamTimeouts
   upstreamPool: UpstreamPoolSettings
+  /** The open API's CORS (the plugin's `cors`). */
+  cors: boolean
+}
+
+export interface ProxyOptions extends ProxyConfig {
   logging: boolean
   /** The benchmark ladder's switches; every part on by default. */
   parts?: ProxyParts
 }
 
-/** Proxies the configured routes to their upstreams, each behind a MAC check with its scopes. */
-export async function registerProxy (app: FastifyInstance, { upstream, routes: rules, headerOptions, timeouts, upstreamPool, logging, parts = {} }: ProxyOptions): Promise<void> {
-  const upstreams = new Upstreams({ timeouts, upstreamPool }, new FailureLog(logging ? app.log : undefined))
-  const table = new RouteTable(rules, (rule) => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule) }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
-  upstreams.watch()
-  app.addHook('onClose', async () => await upstreams.close())
-  registerUpstreamMetrics(app.macgate.metrics.registry, () => upstreams.all)
+/** A route's upstream target, with the header rules of the config it was made under. */
+export interface ProxyTarget extends RouteTarget {
+  headerOptions: UpstreamHeaderOptions
+}
+
+/**
+ * One config's routes, upstreams and CORS, swapped whole at a reload. A request keeps the one it
+ * started under (`holding` counts them, until each response closes), so that the upstreams the
+ * next config dropped are closed only once no request can still send to them.
+ */
+class ProxyState {
+  readonly table: RouteTable
+  readonly upstreams: Upstreams
+  readonly cors: OpenApiCors | undefined
+  holding = 0
+  #retired = false
+
+  constructor (app: FastifyInstance, config: ProxyConfig, checkFor: (rule: RouteRule) => MacAuthHook, log: FailureLog, previous?: ProxyState) {
+    this.upstreams = new Upstreams({ timeouts: config.timeouts, upstreamPool: config.upstreamPool }, log, previous?.upstreams)
+    const upstreams = this.upstreams
+    this.table = new RouteTable(config.routes, checkFor, (rule) => ({ ...upstreams.target(rule.upstream ?? config.upstream, rule.timeouts), headerOptions: config.headerOptions }))
+    this.cors = openApiCors(config.cors, app.clientOrigins, config.headerOptions)
+    upstreams.watch()
+  }
+
+  /** No longer current: its own upstreams close once its last request has. */
+  retire (onError: (error: unknown) => void): void {
+    this.#retired = true
+    if (this.holding === 0) this.upstreams.retire().catch(onError)
+  }
+
+  release (onError: (error: unknown) => void): void {
+    if (--this.holding === 0 && this.#retired) this.upstreams.retire().catch(onError)
+  }
+}
+
+const HELD = Symbol('macgate.proxyState')
+type HoldingResponse = ServerResponse & { [HELD]?: ProxyState }
+const logRetireFailure = (error: unknown): void => { console.error('closing a retired upstream failed', error) }
+/** A `this` function, one for all: the response's state lets go of it. */
+function releaseState (this: HoldingResponse): void {
+  this[HELD]?.release(logRetireFailure)
+}
+
+/**
+ * Proxies the configured routes to their upstreams, each behind a MAC check with its scopes.
+ * Answers the function that makes a new config's routes, upstreams and CORS current (a reload).
+ */
+export async function registerProxy (app: FastifyInstance, { logging, parts = {}, ...config }: ProxyOptions): Promise<(next: ProxyConfig) => void> {
+  const log = new FailureLog(logging ? app.log : undefined)
+  const checkFor = (rule: RouteRule): MacAuthHook => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule) })
+  let state = new ProxyState(app, config, checkFor, log)
+  app.addHook('onClose', async () => await state.upstreams.close())
+  registerUpstreamMetrics(app.macgate.metrics.registry, () => state.upstreams.all)
   app.decorateRequest('upstreamTarget', null)
   // Every method reaches routeCheck (the proxy's wildcard route) or, if no route has it, this.
-  const notFound = notFoundFor(table)
+  const notFound = notFoundFor(() => state.table)
   app.setNotFoundHandler(notFound)
-  const cors = openApiCors(app.macgate.cors, app.clientOrigins, headerOptions)
   await app.register(async function proxy (context) {
-    if (cors !== undefined) context.addHook('onSend', cors.answer)
+    // Always there: a reload may turn CORS on; a request that was not looked at costs one WeakMap miss.
+    context.addHook('onSend', answerCors)
     // One logger for every proxied request, quiet below error: the proxy client's two info lines per
     // request stay out (access-log.ts writes the one that matters), and so does its warn with a
     // stack for each failed upstream request (upstreams/failure-log.ts writes one a second); no
@@ -142,6 +196,16 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
     }
     // Callback style, so that Fastify runs it without a promise of its own: every request passes here.
     context.addHook('onRequest', function routeCheck (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) {
+      // The config this request runs on to its end (its second pass here, after CORS, included).
+      const response = reply.raw as HoldingResponse
+      let current = response[HELD]
+      if (current === undefined) {
+        current = response[HELD] = state
+        current.holding++
+        // `on`, not `once` (which wraps the listener per call): a response closes once.
+        response.on('close', releaseState)
+      }
+      const { table, cors } = current
       // A browser's request (Origin) to a route: its origin looked up, a preflight answered, then back here (cors.ts).
       if (cors !== undefined && request.headers.origin !== undefined &&
         cors.defer(request, reply, table.match(pathOf(request.url))?.rule.methods, () => { routeCheck.call(this, request, reply, done) }, done)) return
@@ -171,9 +235,12 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
       replyOptions: {
         rewriteRequestHeaders (request, headers) {
           // Off (the ladder): the headers as they came, reply-from's own default.
-          const sent = (parts.upstreamHeaders === false ? headers : upstreamHeaders(request.macIdentity!, request.ip, headers, headerOptions)) as Record<PropertyKey, unknown>
+          const target = request.upstreamTarget!
+          const sent = (parts.upstreamHeaders === false
+            ? headers
+            : upstreamHeaders(request.macIdentity!, forwardedFor(request), headers, target.headerOptions, request.ips === undefined ? undefined : request.protocol)) as Record<PropertyKey, unknown>
           // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
-          sent[TARGET] = request.upstreamTarget
+          sent[TARGET] = target
           sent[CALLER] = request.raw
           return headers
         },
@@ -186,9 +253,14 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
         return reply.from(dest, options)
       },
       // Any object with `request` is reply-from's dispatcher: ours picks each route's upstream.
-      undici: upstreams.dispatcher as never,
+      undici: Upstreams.dispatcher as never,
       // Its two info lines per request are not even called (the quiet logger would drop them).
       disableRequestLogging: true
     })
   })
+  return function useProxyConfig (next: ProxyConfig): void {
+    const previous = state
+    state = new ProxyState(app, next, checkFor, log, previous)
+    previous.retire((error) => { app.log.error({ err: error }, 'closing a retired upstream failed') })
+  }
 }

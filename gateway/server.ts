@@ -2,11 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import macgate, { type Store } from '../plugin/index.ts'
+import type { Server } from 'node:http'
+import macgate, { SWAPPABLE_SETTINGS, type Store } from '../plugin/index.ts'
 import { parseConfig, type GatewayConfig } from './config.ts'
 import { registerDemo, type DemoClient } from './demo/routes.ts'
-import { registerLanding } from './landing.ts'
-import { registerProxy, type ProxyParts } from './proxy.ts'
+import { landingPathsLeft, registerLanding } from './landing.ts'
+import { registerProxy, type ProxyConfig, type ProxyParts } from './proxy.ts'
+import { ConfigReload, type PartOutcome } from './reload.ts'
+import { Drain } from './drain.ts'
+import { trustedProxies } from './trusted-proxies.ts'
 import { buildSampleApi } from './sample-api.ts'
 import { logAuditEvents, registerAccessLog } from './access-log.ts'
 import { registerHealth } from './health.ts'
@@ -21,6 +25,9 @@ export { TlsCertificates, TlsFileError, configLabels, type TlsLabels, type TlsRe
 export type { TlsFiles, Http2Settings, HstsSettings } from './tls-config.ts'
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.ts'
 export { UPSTREAM_POOL } from './proxy.ts'
+export { fromTrustedProxy, trustedProxies, type TrustCheck } from './trusted-proxies.ts'
+export { ConfigReload, type PartOutcome, type ReloadAnswer, type Reloader } from './reload.ts'
+export { drainAndClose, type DrainTimes } from './drain.ts'
 export { openStore } from './stores.ts'
 export { logDestination } from './log-destination.ts'
 export { runLoad, signed, signedRequests, roundRobin, zipf, type Credentials, type LoadOptions, type LoadResult, type SetupRequest } from './load/index.ts'
@@ -79,6 +86,15 @@ async function startSampleUpstream (app: FastifyInstance): Promise<string> {
   return `unix+http://${encodeURIComponent(socketPath)}/`
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The running config and the parts that re-apply a new one (reload.ts). */
+    configReload: ConfigReload
+    /** Set on SIGTERM: readiness answers 503 from then on (drain.ts). */
+    drain: Drain
+  }
+}
+
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
 export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock, tls: given }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
@@ -95,8 +111,12 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     frameworkErrors,
     // Towards callers (config.clientTimeouts): a connection that has not sent its headers within
     // headersMs is closed at the next check, so within headersMs + checkIntervalMs.
-    ...transportOptions(config.clientTimeouts, tls, config.http2)
+    ...transportOptions(config.clientTimeouts, tls, config.http2),
+    // The proxies in front, Fastify's list form: request.ip is then the right-most address of
+    // X-Forwarded-For that is not a trusted proxy (every per-address limit, log and event reads it).
+    ...(config.trustProxy !== undefined && { trustProxy: config.trustProxy })
   } as FastifyServerOptions) as unknown as FastifyInstance
+  app.decorate('trustedProxy', trustedProxies(config.trustProxy))
   app.setErrorHandler(handleError)
   if (logger !== false) registerAccessLog(app)
   guardConnections(app, config.clientTimeouts, tls, config.http2)
@@ -104,20 +124,85 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   if (tls !== undefined) registerSecureTransport(app, { hsts: config.hsts, http2: config.http2 !== false })
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls: _tls, http2, hsts, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls: _tls, http2, hsts, trustProxy, drainDelayMs, drainMs, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
-  registerHealth(app, store)
+  const reload = new ConfigReload(config, app.macgate.metrics.registry, app.log)
+  app.decorate('configReload', reload)
+  const draining = new Drain()
+  app.decorate('drain', draining)
+  registerHealth(app, store, draining)
   if (hotPath.requestMetrics !== false) registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)
-  await registerProxy(app, {
-    upstream: upstream ?? await startSampleUpstream(app),
-    routes,
-    headerOptions: { forwardMethodOverride },
-    timeouts,
-    upstreamPool,
-    logging: logger !== false,
-    parts: hotPath
-  })
+  const sample = upstream === undefined ? await startSampleUpstream(app) : undefined
+  const useProxyConfig = await registerProxy(app, { ...proxyConfig(config, sample)!, logging: logger !== false, parts: hotPath })
   await registerDemo(app, demo)
+  registerReloaders(app, reload, useProxyConfig, sample)
   return app
+}
+
+/** The proxy's part of a config; without an upstream, the sample API's. */
+function proxyConfig (config: GatewayConfig, sample: string | undefined): ProxyConfig | undefined {
+  const upstream = config.upstream ?? sample
+  if (upstream === undefined) return undefined
+  const { routes, forwardMethodOverride, timeouts, upstreamPool, cors } = config
+  return { upstream, routes, headerOptions: { forwardMethodOverride }, timeouts, upstreamPool, cors }
+}
+
+/**
+ * What a reload applies in flight (reload.ts): routes, upstreams and their pools, timeouts, quotas
+ * (on routes) and CORS; the plugin's swappable settings; the client timeouts but the check
+ * interval (Node's server takes it once); the drain times (read at SIGTERM). Anything else that
+ * changed waits for a restart.
+ */
+function registerReloaders (app: FastifyInstance, reload: ConfigReload, useProxyConfig: (next: ProxyConfig) => void, sample: string | undefined): void {
+  reload.register({
+    fields: ['upstream', 'routes', 'forwardMethodOverride', 'timeouts', 'upstreamPool', 'cors'],
+    apply (next, previous) {
+      const needsRestart: string[] = []
+      // Dropping the upstream would need the sample API, which only a start without one runs.
+      if (next.upstream === undefined && sample === undefined) {
+        next.upstream = previous.upstream
+        needsRestart.push('upstream')
+      }
+      // The landing page's paths are routes of their own, taken or left at the start (landing.ts).
+      if (!same(landingPathsLeft(next.routes), landingPathsLeft(previous.routes))) needsRestart.push('routes (on /, /favicon.svg or /favicon.ico)')
+      useProxyConfig(proxyConfig(next, sample)!)
+      return { needsRestart }
+    }
+  })
+  reload.register({
+    fields: SWAPPABLE_SETTINGS,
+    apply: (next) => ({ changed: app.swapMacgateSettings({ signedHosts: next.signedHosts, cors: next.cors }) })
+  })
+  reload.register({ fields: ['clientTimeouts'], apply: (next, previous) => applyClientTimeouts(app.server, next, previous) })
+  reload.register({ fields: ['drainDelayMs', 'drainMs'], apply: () => undefined })
+  // The TLS files are read again at every reload, changed or not (a renewed certificate keeps its
+  // paths); TLS turned on or off needs a restart, as do `http2` and `hsts` (claimed by no reloader).
+  reload.register({
+    fields: ['tls'],
+    async apply (next, previous) {
+      if ((next.tls === undefined) !== (previous.tls === undefined)) {
+        next.tls = previous.tls
+        return { needsRestart: ['tls'] }
+      }
+      const { renewed, kept } = await app.reloadTls(next.tls, next.tls === undefined ? undefined : configLabels(next.tls.length))
+      if (kept.length > 0) next.tls = previous.tls
+      return { changed: renewed.length > 0 && kept.length === 0 && !same(next.tls, previous.tls) ? ['tls'] : [] }
+    }
+  })
+}
+
+/** Node's server reads these per connection and request; its check interval is fixed at its start. */
+function applyClientTimeouts (server: Server, next: GatewayConfig, previous: GatewayConfig): PartOutcome | undefined {
+  const { headersMs, requestMs, keepAliveMs, checkIntervalMs } = next.clientTimeouts
+  server.headersTimeout = headersMs
+  server.requestTimeout = requestMs
+  server.keepAliveTimeout = keepAliveMs
+  if (checkIntervalMs === previous.clientTimeouts.checkIntervalMs) return undefined
+  next.clientTimeouts = { ...next.clientTimeouts, checkIntervalMs: previous.clientTimeouts.checkIntervalMs }
+  return { needsRestart: ['clientTimeouts.checkIntervalMs'], changed: same(next.clientTimeouts, previous.clientTimeouts) ? [] : ['clientTimeouts'] }
+}
+
+function same (a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
 }

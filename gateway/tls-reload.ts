@@ -1,4 +1,4 @@
-// Reading the certificates again, for SIGHUP (commands/tls-signal.ts) and for a config reload.
+// Reading the certificates again, at a config reload (SIGHUP, POST /admin/reload: server.ts registers it).
 import type { FastifyInstance } from 'fastify'
 import type { TlsFiles } from './tls-config.ts'
 import type { TlsCertificates, TlsLabels, TlsReload } from './tls.ts'

@@ -45,21 +45,23 @@ function scopeValue (identity: MacIdentity): string {
 /**
  * The request's headers as the upstream gets them: without the caller's credentials, hop-by-hop
  * headers, `Expect` (answered here: Node sends the 100 Continue), any identity or origin the
- * caller claimed itself and (by default) method overrides; with the verified identity and the
- * caller's address as X-Forwarded-For; without Host, which undici writes as each instance's own.
+ * caller claimed itself and (by default) method overrides; with the verified identity, the
+ * caller's address as X-Forwarded-For (behind trusted proxies, the caller and the hops after it:
+ * trusted-proxies.ts) and, behind trusted proxies, X-Forwarded-Proto; without Host, which undici writes as each instance's own.
  * `headers` is reply-from's copy of the request's, changed in place (no second copy): it has
  * already taken out Connection and the headers it names (reply-from's index.js, before its
  * rewriteRequestHeaders calls this; test/gateway-edges.test.ts checks it over real HTTP), so
  * nothing here parses Connection. Node has already lower-cased every name. A header going
  * is set to undefined rather than deleted, which keeps the object's shape; undici skips it.
  */
-export function upstreamHeaders (identity: MacIdentity, clientAddress: string, headers: IncomingHttpHeaders, { forwardMethodOverride }: UpstreamHeaderOptions): IncomingHttpHeaders {
+export function upstreamHeaders (identity: MacIdentity, forwardedFor: string, headers: IncomingHttpHeaders, { forwardMethodOverride }: UpstreamHeaderOptions, forwardedProto?: string): IncomingHttpHeaders {
   const dropped = forwardMethodOverride ? DROPPED : DROPPED_AND_OVERRIDES
   for (const name in headers) {
     if (dropped.has(name) || claimsIdentity(name)) headers[name] = undefined
   }
   headers.host = undefined
-  headers['x-forwarded-for'] = clientAddress
+  headers['x-forwarded-for'] = forwardedFor
+  if (forwardedProto !== undefined) headers['x-forwarded-proto'] = forwardedProto
   headers['x-macgate-open-id'] = identity.openId
   headers['x-macgate-client-id'] = identity.clientId
   headers['x-macgate-user-id'] = identity.userId

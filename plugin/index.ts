@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import { registerSessions } from './account/session.ts'
 import { signInRoutes } from './account/signin.ts'
 import { appsRoutes } from './account/apps.ts'
-import { resolveOptions, type MacgateContext, type MacgateOptions } from './config/options.ts'
+import { resolveOptions, type MacgateContext, type MacgateOptions, type MacgateSettings } from './config/options.ts'
 import { errors, toOAuthError } from './core/errors.ts'
 import { parseForm } from './core/params.ts'
 import { securityHeaders, sendErrorPage } from './core/replies.ts'
@@ -25,7 +25,7 @@ import { rateLimitBackend } from './store/rate-limit.ts'
 
 export type { MacgateOptions, MacgateContext, MacgateSettings } from './config/options.ts'
 export { settingsSchema } from './config/options.ts'
-export { defaults, MAX_CODE_TTL, TEN_YEARS } from './core/defaults.ts'
+export { defaults, MAX_CODE_TTL, MAX_SIGNED_HOSTS, TEN_YEARS } from './core/defaults.ts'
 export { errors, OAuthError, isOAuthError, toOAuthError, type OAuthErrorFactory } from './core/errors.ts'
 export { authorityOf, TWO_AUTHORITIES } from './core/authority.ts'
 export { escapeHtml, FAVICON_SVG, layout } from './core/html.ts'
@@ -63,6 +63,11 @@ declare module 'fastify' {
     clientOrigins: ClientOrigins
     /** An `onRequest` hook admitting only MAC-signed requests with the given scopes. */
     macAuth (options?: MacAuthOptions): MacAuthHook
+    /**
+     * Takes the settings that can change while serving (`SWAPPABLE_SETTINGS`; a gateway's config
+     * reload) and answers which of them changed. Every other setting is fixed at registration.
+     */
+    swapMacgateSettings (settings: SwappableSettings): string[]
   }
   interface FastifyRequest {
     /** Set by a `macAuth` hook once the request is verified. */
@@ -70,6 +75,24 @@ declare module 'fastify' {
     /** Why a `macAuth` hook refused the request (the answer's description), for access logs. */
     macRejection: string | null
   }
+}
+
+/** The settings the plugin takes anew while serving: read per request, not built into a route. */
+export const SWAPPABLE_SETTINGS = ['signedHosts', 'cors'] as const
+export type SwappableSettings = Required<Pick<MacgateSettings, typeof SWAPPABLE_SETTINGS[number]>>
+
+function swapSettings (config: MacgateContext, verifier: MacVerifier, next: SwappableSettings): string[] {
+  const changed: string[] = []
+  if (next.signedHosts.join() !== config.signedHosts.join()) {
+    config.signedHosts = [...next.signedHosts]
+    verifier.useSignedHosts(next.signedHosts)
+    changed.push('signedHosts')
+  }
+  if (next.cors !== config.cors) {
+    config.cors = next.cors
+    changed.push('cors')
+  }
+  return changed
 }
 
 /**
@@ -124,6 +147,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   const origins = new ClientOrigins(config.store, config.corsOriginCacheMs)
   fastify.decorate('clientOrigins', origins)
   fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, config.metrics.verifications, authOptions))
+  fastify.decorate('swapMacgateSettings', (next: SwappableSettings) => swapSettings(config, verifier, next))
   observeStore(config)
   config.metrics.watchTokenCache(verifier.cache)
   fastify.decorateRequest('macIdentity', null)

@@ -38,11 +38,14 @@ const DEFAULTS = {
   http2: { maxConcurrentStreams: 100 },
   hsts: { maxAgeSeconds: 31_536_000, includeSubDomains: false },
   cors: true,
-  corsOriginCacheMs: 10_000
+  corsOriginCacheMs: 10_000,
+  signedHosts: [],
+  drainDelayMs: 0,
+  drainMs: 30_000
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache, cors, corsOriginCacheMs)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, trustProxy, drainDelayMs, drainMs, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, signedHosts, tokenCache, cors, corsOriginCacheMs)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {

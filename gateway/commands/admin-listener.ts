@@ -42,8 +42,8 @@ export function metricsOf (registry: Registry | 'workers'): () => Promise<{ cont
 }
 
 /** Starts the admin listener; a busy port or bad host ends the start, as the public port's would. */
-export async function startAdminListener (address: AdminAddress, options: { metrics: ReturnType<typeof metricsOf>, store: Store, api: NonNullable<AdminServerOptions['api']>, log: FastifyBaseLogger }): Promise<FastifyInstance> {
-  const admin = await buildAdminServer({ metrics: options.metrics, store: options.store, api: options.api, log: options.log, ...(address.token !== undefined && { token: address.token }) })
+export async function startAdminListener (address: AdminAddress, options: { metrics: ReturnType<typeof metricsOf>, store: Store, api: NonNullable<AdminServerOptions['api']>, log: FastifyBaseLogger } & Pick<AdminServerOptions, 'reload' | 'drain'>): Promise<FastifyInstance> {
+  const admin = await buildAdminServer({ ...options, ...(address.token !== undefined && { token: address.token }) })
   try {
     await admin.listen({ port: address.port, host: address.host })
   } catch (error) {

@@ -3,7 +3,10 @@ import { resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { AuditEvents, createUser, defaultScopes, DEVICE_CODE_GRANT, registerClient, ScopeRegistry, type Store } from '../../plugin/index.ts'
 import { logAuditEvents } from '../access-log.ts'
-import { loadConfig } from '../config.ts'
+import { loadConfig, type GatewayConfig } from '../config.ts'
+import { drainAndClose } from '../drain.ts'
+import type { ReloadAnswer } from '../reload.ts'
+import { adminAnswer, answerPrimary, forwardSighup, reloadWorkers } from './reloads.ts'
 import { startDemoApp, type DemoApp } from '../demo/app-server.ts'
 import type { DemoClient } from '../demo/routes.ts'
 import { logDestination } from '../log-destination.ts'
@@ -13,9 +16,7 @@ import { openCommandStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
 import { OperatorError, parseCommand, UsageError } from './usage.ts'
 import { superviseWorkers, workerCount } from './workers.ts'
-import { reloadTlsOnSighup } from './tls-signal.ts'
 import { configLabels, TlsCertificates, TlsFileError } from '../tls.ts'
-import type { GatewayConfig } from '../config.ts'
 import { adminAddress, metricsOf, reportToPrimary, startAdminListener, withProcessMetrics } from './admin-listener.ts'
 import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
@@ -82,7 +83,9 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   const port = portOf(env.PORT)
   const host = env.HOST ?? '127.0.0.1'
   const admin = adminAddress(env)
-  const config = await loadConfig(values.config, env).catch((error: unknown) => {
+  // The file as read at the start and at each reload; the environment's settings win both times.
+  const readConfig = async (): Promise<GatewayConfig> => await loadConfig(values.config, env)
+  const config = await readConfig().catch((error: unknown) => {
     throw new OperatorError((error as Error).message)
   })
   // Read here, before any worker starts, so that a bad file fails the start with its name; each worker reads them again.
@@ -101,11 +104,12 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
       const events = new AuditEvents()
       logAuditEvents(events, log)
       const api = { registry: new ScopeRegistry(config.scopes ?? defaultScopes), events }
-      await startAdminListener(admin, { metrics: metricsOf('workers'), store, api, log }).catch(async (error: unknown) => {
+      await startAdminListener(admin, { metrics: metricsOf('workers'), store, api, log, reload: async () => await reloadWorkers(readConfig) }).catch(async (error: unknown) => {
         await store.close()
         throw error
       })
     }
+    forwardSighup()
     return await superviseWorkers(workers)
   }
   const store = await openCommandStore(env)
@@ -117,12 +121,13 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   const seeded = demoApp === undefined
     ? undefined
     : await seedDemo(store, `${tls === undefined ? 'http' : 'https'}://${loopback.includes(':') ? `[${loopback}]` : loopback}:${port}`, demoApp)
+  // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
+  // Its issuer is the demo's origin unless configured: the device grant needs one.
+  const demoSettings = (read: GatewayConfig): GatewayConfig => seeded === undefined ? read : { ...read, macDebug: true, issuer: read.issuer ?? seeded.issuer }
   const app = await buildGateway({
     store,
     ...(tls !== undefined && { tls }),
-    // The embedded demo is for trying things out: a mismatched signature shows what the server signed.
-    // Its issuer is the demo's origin unless configured: the device grant needs one.
-    config: seeded === undefined ? config : { ...config, macDebug: true, issuer: config.issuer ?? seeded.issuer },
+    config: demoSettings(config),
     ...(env.MACGATE_SECRET !== undefined && { secret: env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
     logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() }
@@ -131,7 +136,10 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     throw error
   })
   app.addHook('onClose', async () => await store.close())
-  if (tls !== undefined) reloadTlsOnSighup(app)
+  const reload = async (): Promise<ReloadAnswer> => await app.configReload.reload(async () => demoSettings(await readConfig()))
+  // SIGHUP re-reads the config file and the TLS files (under workers, the primary sends it to each
+  // worker); listened for before the port opens, so that no SIGHUP ends the process meanwhile.
+  process.on('SIGHUP', () => { void reload() })
   if (demoApp !== undefined) app.addHook('onClose', demoApp.close)
   try {
     await app.listen({ port, host })
@@ -142,21 +150,29 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   }
   const registry = withProcessMetrics(app.macgate.metrics.registry)
   let adminListener: FastifyInstance | undefined
-  if (cluster.isWorker) reportToPrimary(registry)
-  else if (admin !== undefined) {
+  if (cluster.isWorker) {
+    reportToPrimary(registry)
+    answerPrimary(reload)
+  } else if (admin !== undefined) {
     const api = { registry: app.macgate.registry, events: app.macgate.events, clock: app.macgate.clock }
-    adminListener = await startAdminListener(admin, { metrics: metricsOf(registry), store, api, log: app.log }).catch(async (error: unknown) => {
+    adminListener = await startAdminListener(admin, { metrics: metricsOf(registry), store, api, log: app.log, reload: async () => adminAnswer(await reload()), drain: app.drain }).catch(async (error: unknown) => {
       await app.close()
       throw error
     })
   }
   if (seeded !== undefined) stdout.write(seeded.banner)
 
-  // SIGTERM and SIGINT drain in-flight requests, then close the store.
+  // SIGTERM and SIGINT drain (drain.ts), then close the store; the admin listener serves to the end.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down')
-      Promise.all([adminListener?.close(), app.close()]).then(() => process.exit(0), () => process.exit(1))
+      const { drainDelayMs, drainMs } = app.configReload.current
+      app.log.info({ signal, drainDelayMs, drainMs }, 'shutting down')
+      drainAndClose(app, { drainDelayMs, drainMs })
+        .then(async () => await adminListener?.close())
+        .then(() => process.exit(0), (error: unknown) => {
+          app.log.error({ err: error }, 'shutdown failed')
+          process.exit(1)
+        })
     })
   }
 }

@@ -31,9 +31,16 @@ export class Upstreams {
   readonly #log: FailureLog
   readonly #byOrigin = new Map<string, Upstream>()
 
-  constructor (settings: UpstreamSettings, log: FailureLog) {
+  /** The upstreams of an earlier config (a reload), whose services this one takes over where they are unchanged. */
+  readonly #previous: Upstreams | undefined
+  readonly #adopted = new Set<Upstream>()
+
+  constructor (settings: UpstreamSettings, log: FailureLog, previous?: Upstreams) {
     this.#settings = settings
     this.#log = log
+    // Pools are kept across a reload only when their settings are the same: their connections,
+    // health state and counts go on; a changed pool setting makes every upstream anew.
+    if (previous !== undefined && JSON.stringify(previous.#settings.upstreamPool) === JSON.stringify(settings.upstreamPool)) this.#previous = previous
   }
 
   /** The target of a route with `upstream` (its own, else the default) and its own timeouts, if any. */
@@ -45,7 +52,10 @@ export class Upstreams {
     const key = `${name} ${connectMs}`
     let shared = this.#byKey.get(key)
     if (shared === undefined) {
-      shared = new Upstream({ name, urls, pool: this.#settings.upstreamPool, connectMs, log: this.#log })
+      const previous = this.#previous
+      shared = previous === undefined ? undefined : previous.#byKey.get(key)
+      if (shared !== undefined) previous!.#adopted.add(shared)
+      else shared = new Upstream({ name, urls, pool: this.#settings.upstreamPool, connectMs, log: this.#log })
       this.#byKey.set(key, shared)
       for (const origin of shared.origins) this.#byOrigin.set(origin, shared)
     }
@@ -56,8 +66,8 @@ export class Upstreams {
     return [...this.#byKey.values()]
   }
 
-  /** What reply-from calls `undici`: any object with `request` is taken as its dispatcher. */
-  readonly dispatcher = {
+  /** What reply-from calls `undici`: any object with `request` is taken as its dispatcher. One for every config: the target says where. */
+  static readonly dispatcher = {
     request (request: UpstreamRequest, done: ResponseCallback): void {
       const headers = request.headers as TaggedHeaders
       const target = headers[TARGET]!
@@ -84,5 +94,14 @@ export class Upstreams {
   async close (): Promise<void> {
     unsubscribe('undici:request:error', this.#onRequestError)
     await Promise.all(this.all.map(async (upstream) => await upstream.close()))
+  }
+
+  /**
+   * After a reload made `next` current: the upstreams it did not take over are closed once their
+   * requests in flight have finished (undici's Pool.close waits for them); the rest live on in `next`.
+   */
+  async retire (): Promise<void> {
+    unsubscribe('undici:request:error', this.#onRequestError)
+    await Promise.all(this.all.filter((upstream) => !this.#adopted.has(upstream)).map(async (upstream) => await upstream.close()))
   }
 }

@@ -41,8 +41,9 @@ export async function registerSessions (fastify: FastifyInstance, config: Macgat
     key,
     cookieName: 'macgate_session',
     expiry: SESSION_SECONDS,
-    // 'auto': Secure whenever the request came over TLS (request.protocol), so that a gateway
-    // serving TLS needs no setting; secureCookies makes it Secure over plain HTTP too (a TLS proxy in front).
+    // 'auto': Secure whenever the request came over HTTPS, as Fastify reads it (a TLS socket, or
+    // X-Forwarded-Proto from a trusted proxy, never from anyone else), so that a gateway serving
+    // TLS needs no setting; secureCookies makes it Secure over plain HTTP too.
     cookie: { path: '/oauth2', httpOnly: true, sameSite: 'lax', secure: config.secureCookies ? true : 'auto' }
   })
   await fastify.register(fastifyCsrf, { sessionPlugin: '@fastify/secure-session' })

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Registry } from 'prom-client'
-import { defaults, MAX_CODE_TTL } from '../core/defaults.ts'
+import { defaults, MAX_CODE_TTL, MAX_SIGNED_HOSTS } from '../core/defaults.ts'
 import { compileValidator, SchemaError } from '../core/schema.ts'
 import { AuditEvents } from '../observe/events.ts'
 import { Metrics } from '../observe/metrics.ts'
@@ -50,6 +50,12 @@ export interface MacgateSettings {
    * documentation (empty values left out) signs it. Wider: see contract §6. Default on.
    */
   macQueryVariants?: boolean
+  /**
+   * Public host names a signature may bind besides the request's own Host (contract §6), at most 5:
+   * for SDKs that sign a fixed name whatever URL they call. Tried after the request's own Host, with
+   * the primary query form only.
+   */
+  signedHosts?: string[]
   /** The verifier's token LRU. */
   tokenCache?: { max?: number, maxAgeMs?: number, negativeTtlMs?: number }
   /** Answer CORS for the registered clients' origins (contract §11); false: no CORS header anywhere. Default on. */
@@ -97,6 +103,7 @@ export interface MacgateContext {
   refreshReuseGraceSeconds: number
   nonceSkewMinutes: number
   macQueryVariants: boolean
+  signedHosts: string[]
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
   cors: boolean
   corsOriginCacheMs: number
@@ -163,6 +170,14 @@ export const settingsSchema = {
     issuer: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
     nonceSkewMinutes: { type: 'integer', minimum: 1, maximum: 60, default: defaults.nonceSkewMinutes },
     macQueryVariants: { type: 'boolean', default: defaults.macQueryVariants },
+    signedHosts: {
+      type: 'array',
+      maxItems: MAX_SIGNED_HOSTS,
+      uniqueItems: true,
+      default: [],
+      // A DNS name as a client signs it: no port, no scheme (the check lower-cases both sides).
+      items: { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$' }
+    },
     tokenCache: {
       type: 'object',
       additionalProperties: false,

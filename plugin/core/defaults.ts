@@ -7,6 +7,9 @@ export const TEN_YEARS = 10 * 365 * 24 * 3600
 /** The longest a code may live, in seconds (RFC 6749 §4.1.2 recommends at most 10 minutes). */
 export const MAX_CODE_TTL = 600
 
+/** The most extra host names a signature may bind (contract §6): each costs a refused request one more HMAC. */
+export const MAX_SIGNED_HOSTS = 5
+
 export const defaults = {
   /** Seconds. */
   codeTtl: 300,

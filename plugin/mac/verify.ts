@@ -6,7 +6,7 @@ import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
 import type { CountedUse, NonceLog, TokenLookup } from '../store/store.ts'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.ts'
 import { parseMacHeader, type MacHeader } from './header.ts'
-import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
+import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, signingHost, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
 
 export type { MacIdentity } from './token-cache.ts'
 
@@ -33,6 +33,8 @@ export interface VerifierOptions {
   clock?: () => number
   /** What counts requests on routes with a quota; without it, a request with a quota is an internal error. */
   quotas?: Quotas
+  /** Public names a signature may bind besides the request's own Host (contract §6); none by default. */
+  signedHosts?: readonly string[]
 }
 
 /** The store roles the verifier takes: the token lookup (its cache's) and the nonce log's one method. */
@@ -73,8 +75,9 @@ export class MacVerifier {
   readonly #debug: boolean
   readonly #nonceKeys: NonceKeys
   readonly #clock: () => number
+  #signedHosts: readonly string[] = []
 
-  constructor (store: VerifierStore, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now, quotas }: VerifierOptions) {
+  constructor (store: VerifierStore, secret: string, { nonceSkewMinutes, macQueryVariants, tokenCache, macDebug = false, clock = Date.now, quotas, signedHosts = [] }: VerifierOptions) {
     this.#store = store
     this.#debug = macDebug
     this.#skew = nonceSkewMinutes
@@ -83,6 +86,16 @@ export class MacVerifier {
     this.cache = new TokenCache(store, secret, tokenCache, clock)
     this.#nonceKeys = new NonceKeys(secret)
     this.#quotas = quotas
+    this.useSignedHosts(signedHosts)
+  }
+
+  /** The signed host names from now on (a config reload); requests already past the mac check are not affected. */
+  useSignedHosts (hosts: readonly string[]): void {
+    this.#signedHosts = hosts.map((host) => signingHost(host))
+  }
+
+  get signedHosts (): readonly string[] {
+    return this.#signedHosts
   }
 
   /**
@@ -126,9 +139,14 @@ export class MacVerifier {
     return identityUnlessReplayed(fresh, token)
   }
 
+  /**
+   * The request's own Host first, with every query form the SDKs sign; then each listed public name
+   * (`signedHosts`) with the primary form only, so that a bad mac costs at most that many more HMACs
+   * and a refusal stays cheaper than the slowest success. The nonce is one and spent once, later.
+   */
   #macMatchesSomeQueryForm (header: MacHeader, { signingKey, record }: ActiveToken, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
     const hash = hashNameOf(record.macAlgorithm)
-    const sign = (query: string): string => computeMac(signingKey, stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query }), hash)
+    const sign = (query: string, host = request.host): string => computeMac(signingKey, stringToSign({ nonce: header.nonce, method: request.method, host, path: request.path, query }), hash)
     const primary = canonicalQuery(request.rawQuery)
     if (constantTimeEqual(sign(primary), header.mac)) return true
     // Other SDKs sign the query differently; try their forms only when they differ.
@@ -138,6 +156,11 @@ export class MacVerifier {
       if (tried.has(query)) continue
       tried.add(query)
       if (constantTimeEqual(sign(query), header.mac)) return true
+    }
+    if (this.#signedHosts.length === 0) return false
+    const own = signingHost(request.host)
+    for (const host of this.#signedHosts) {
+      if (host !== own && constantTimeEqual(sign(primary, host), header.mac)) return true
     }
     return false
   }

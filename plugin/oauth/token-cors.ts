@@ -33,13 +33,15 @@ export class TokenEndpointCors {
     this.#origins = origins
   }
 
-  /** Route hooks: look the origin up first (a store outage is the endpoint's 503), then write the answer's headers. */
+  /**
+   * Route hooks: look the origin up first (a store outage is the endpoint's 503), then write the
+   * answer's headers. `config.cors` is read per request: a gateway's reload may turn it on or off.
+   */
   hooks (config: MacgateContext): { onRequest?: onRequestAsyncHookHandler[], onSend?: onSendHookHandler[] } {
-    if (!config.cors) return {}
     return {
       onRequest: [async (request) => {
         const origin = request.headers.origin
-        if (origin !== undefined) looked.set(request, { origin, clients: await this.#origins.lookup(origin) })
+        if (origin !== undefined && config.cors) looked.set(request, { origin, clients: await this.#origins.lookup(origin) })
       }],
       onSend: [async (request, reply, payload) => {
         this.#answer(request, reply)
