@@ -49,6 +49,11 @@ export interface ClientTimeouts {
   checkIntervalMs: number
 }
 
+export interface TracingSettings {
+  /** Every caller's traceparent parents the request's span (default false: only a trusted proxy's does; others' are links). */
+  acceptIncomingContext: boolean
+}
+
 type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }
 
 /**
@@ -64,6 +69,8 @@ export type GatewayConfig = {
   timeouts: UpstreamTimeouts
   upstreamPool: UpstreamPoolSettings
   clientTimeouts: ClientTimeouts
+  /** Traces (README "Traces"); whether tracing is on is the environment's OTEL_* variables' to say. */
+  tracing: TracingSettings
 } & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
   tokenCache: Resolved<NonNullable<MacgateSettings['tokenCache']>>
 }
@@ -140,6 +147,12 @@ const schema = {
         keepAliveMs: { ...MS, default: 72_000 },
         checkIntervalMs: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 }
       }
+    },
+    tracing: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: { acceptIncomingContext: { type: 'boolean', default: false } }
     },
     ...settingsSchema.properties
   }

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors, sendOpenApiError, toOAuthError, type MacAuthHook } from '../plugin/index.ts'
+import { errors, sendOpenApiError, toOAuthError, type MacAuthHook, type VerifyObserver } from '../plugin/index.ts'
 import type { RouteRule, UpstreamPoolSettings, UpstreamTimeouts } from './config.ts'
 import { sendFailure } from './error-answers.ts'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.ts'
@@ -103,6 +103,13 @@ function retryDelay ({ err, attempt }: { err?: Error | null, attempt: number }):
 export interface ProxyParts { macCheck?: boolean, upstreamHeaders?: boolean }
 const admitUnchecked: MacAuthHook = (_request, _reply, done) => { done() }
 
+/** What tracing (tracing/gateway-tracing.ts) adds to proxied requests; undefined when it is off. */
+export interface ProxyTracing {
+  verifyObserver: VerifyObserver
+  /** The caller's trace headers out, macgate's upstream span's in. */
+  upstreamHeaders: (request: FastifyRequest, headers: Record<string, unknown>) => void
+}
+
 export interface ProxyOptions {
   /** The default upstream: one URL, or several instances. */
   upstream: string | string[]
@@ -113,12 +120,13 @@ export interface ProxyOptions {
   logging: boolean
   /** The benchmark ladder's switches; every part on by default. */
   parts?: ProxyParts
+  tracing?: ProxyTracing
 }
 
 /** Proxies the configured routes to their upstreams, each behind a MAC check with its scopes. */
-export async function registerProxy (app: FastifyInstance, { upstream, routes: rules, headerOptions, timeouts, upstreamPool, logging, parts = {} }: ProxyOptions): Promise<void> {
+export async function registerProxy (app: FastifyInstance, { upstream, routes: rules, headerOptions, timeouts, upstreamPool, logging, parts = {}, tracing }: ProxyOptions): Promise<void> {
   const upstreams = new Upstreams({ timeouts, upstreamPool }, new FailureLog(logging ? app.log : undefined))
-  const table = new RouteTable(rules, (rule) => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule) }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
+  const table = new RouteTable(rules, (rule) => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule), observer: tracing?.verifyObserver }), (rule) => upstreams.target(rule.upstream ?? upstream, rule.timeouts))
   upstreams.watch()
   app.addHook('onClose', async () => await upstreams.close())
   registerUpstreamMetrics(app.macgate.metrics.registry, () => upstreams.all)
@@ -173,6 +181,7 @@ export async function registerProxy (app: FastifyInstance, { upstream, routes: r
           // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
           sent[TARGET] = request.upstreamTarget
           sent[CALLER] = request.raw
+          if (tracing !== undefined) tracing.upstreamHeaders(request as FastifyRequest, sent)
           return headers
         },
         queryString: upstreamQuery,

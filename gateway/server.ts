@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import macgate, { type Store } from '../plugin/index.ts'
 import { parseConfig, type GatewayConfig } from './config.ts'
 import { registerDemo, type DemoClient } from './demo/routes.ts'
@@ -12,12 +12,15 @@ import { logAuditEvents, registerAccessLog } from './access-log.ts'
 import { registerHealth } from './health.ts'
 import { registerRequestMetrics } from './request-metrics.ts'
 import { frameworkErrors, handleError } from './error-answers.ts'
+import type { GatewayTracing } from './tracing/gateway-tracing.ts'
 
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config.ts'
 export { UPSTREAM_POOL } from './proxy.ts'
 export { openStore } from './stores.ts'
 export { logDestination } from './log-destination.ts'
 export { runLoad, signed, signedRequests, roundRobin, zipf, type Credentials, type LoadOptions, type LoadResult, type SetupRequest } from './load/index.ts'
+export { startTracing, tracingRefusal, tracingWanted } from './tracing/switch.ts'
+export type { GatewayTracing } from './tracing/gateway-tracing.ts'
 export { buildAdminServer, withProcessMetrics, type AdminServerOptions } from './admin-server.ts'
 export type { DemoClient } from './demo/routes.ts'
 
@@ -44,6 +47,10 @@ export interface GatewayOptions {
    * off, to measure what each costs. Never set in a deployment: with `macCheck` off nothing is checked.
    */
   hotPath?: HotPathParts
+  /** Tracing, with its SDK started (`startTracing`); without it nothing of tracing is on a request's path. */
+  tracing?: GatewayTracing
+  /** Whether a request comes from a trusted proxy, whose trace context the request's span continues; default: none. */
+  trustedPeer?: (request: FastifyRequest) => boolean
 }
 
 /** The parts of a proxied request's path the ladder turns off one by one; every one is on by default. */
@@ -69,7 +76,7 @@ async function startSampleUpstream (app: FastifyInstance): Promise<string> {
 }
 
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
-export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock }: GatewayOptions): Promise<FastifyInstance> {
+export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock, tracing, trustedPeer }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
   const app = Fastify({
     logger: logger === false ? false : { ...(typeof logger === 'object' ? logger : {}), serializers: logSerializers },
@@ -86,7 +93,9 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     http: { headersTimeout: config.clientTimeouts.headersMs, requestTimeout: config.clientTimeouts.requestMs, connectionsCheckingInterval: config.clientTimeouts.checkIntervalMs }
   })
   app.setErrorHandler(handleError)
-  if (logger !== false) registerAccessLog(app)
+  // First, so that every route (the plugin's too) has its hooks.
+  if (tracing !== undefined) tracing.register(app, { ...config.tracing, ...(trustedPeer !== undefined && { trustedPeer }) })
+  if (logger !== false) registerAccessLog(app, undefined, tracing === undefined ? undefined : (request) => tracing.idsOf(request))
   // While closing, a keep-alive connection is ended as soon as its last answer is out, so that
   // a client keeping it open cannot hold the shutdown (Fastify closes only those idle at the start).
   app.addHook('preClose', async () => {
@@ -95,11 +104,16 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   })
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tracing: _tracing, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
   registerHealth(app, store)
   if (hotPath.requestMetrics !== false) registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)
+  if (tracing !== undefined) {
+    tracing.observeStore(store, app.macgate.metrics)
+    tracing.dropped.register(app.macgate.metrics.registry)
+    app.macgate.events.on('audit', (event) => { tracing.watchAudit(event) })
+  }
   await registerProxy(app, {
     upstream: upstream ?? await startSampleUpstream(app),
     routes,
@@ -107,7 +121,8 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
     timeouts,
     upstreamPool,
     logging: logger !== false,
-    parts: hotPath
+    parts: hotPath,
+    ...(tracing !== undefined && { tracing: tracing.proxy })
   })
   await registerDemo(app, demo)
   return app

@@ -7,6 +7,7 @@ import { startDemoApp, type DemoApp } from '../demo/app-server.ts'
 import type { DemoClient } from '../demo/routes.ts'
 import { logDestination } from '../log-destination.ts'
 import { buildGateway } from '../server.ts'
+import { startTracing, tracingRefusal, tracingWanted } from '../tracing/switch.ts'
 import { sharedStoreName } from '../stores.ts'
 import { openCommandStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
@@ -61,6 +62,8 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   const config = await loadConfig(values.config, env).catch((error: unknown) => {
     throw new OperatorError((error as Error).message)
   })
+  const refusal = tracingWanted(env) ? tracingRefusal(env) : undefined
+  if (refusal !== undefined) throw new OperatorError(`tracing: ${refusal}`)
   if (workers > 1 && cluster.isPrimary) {
     // Checked once here, before any worker starts: each worker would only repeat the message.
     if (sharedStoreName(env) === undefined) {
@@ -82,6 +85,8 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     }
     return await superviseWorkers(workers)
   }
+  // Each process that serves requests (each worker) starts its own SDK, before the gateway is built.
+  const tracing = await startTracing(env)
   const store = await openCommandStore(env)
   // The demo's callback must be a loopback http URI (contract section 1).
   const loopback = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
@@ -97,12 +102,16 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     config: seeded === undefined ? config : { ...config, macDebug: true },
     ...(env.MACGATE_SECRET !== undefined && { secret: env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
-    logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() }
+    logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() },
+    ...(tracing !== undefined && { tracing })
   }).catch(async (error: unknown) => {
     await demoApp?.close()
+    await tracing?.shutdown()
     throw error
   })
   app.addHook('onClose', async () => await store.close())
+  // The spans still queued go out on the way down (within the exporter's timeout).
+  if (tracing !== undefined) app.addHook('onClose', async () => await tracing.shutdown())
   if (demoApp !== undefined) app.addHook('onClose', demoApp.close)
   try {
     await app.listen({ port, host })
