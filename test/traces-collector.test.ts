@@ -3,7 +3,7 @@
 // environment alone, refused at start for what it cannot do.
 import t from 'tap'
 import { MemoryStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, type GatewayTracing } from '../gateway/server.ts'
+import { buildGateway, startTracing, tracingRefusal, tracingWanted, type GatewayTracing } from '../gateway/server.ts'
 import { echoRoutes, liveToken, recordingUpstream, signedInject } from './helpers/gateway.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { startOtlpReceiver } from './helpers/otlp-receiver.ts'
@@ -57,6 +57,17 @@ t.test('the CLI refuses at start what tracing cannot do, and says why', async (t
   const zipkin = await runInProcess(['start'], cliEnv({ PORT: '0', OTEL_TRACES_EXPORTER: 'zipkin' }))
   t.equal(zipkin.code, 2)
   t.match(zipkin.stderr, /OTEL_TRACES_EXPORTER=zipkin/)
+  t.match(tracingRefusal({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/xml' }), /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http\/xml: use http\/protobuf/)
+  t.equal(tracingRefusal({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), undefined)
+})
+
+t.test('on only when the environment asks', async (t) => {
+  t.notOk(tracingWanted({}), 'nothing set: off (not the SDK\'s default otlp)')
+  t.ok(tracingWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }), 'a traces endpoint')
+  t.ok(tracingWanted({ OTEL_TRACES_EXPORTER: 'console' }), 'an exporter named')
+  t.notOk(tracingWanted({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }), 'none')
+  t.notOk(tracingWanted({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }), 'the SDK disabled')
+  t.notOk(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }), 'a blank endpoint')
 })
 
 t.test('macgate start with an endpoint where nothing listens: traced, and every request answered', async (t) => {

@@ -23,7 +23,7 @@ const log = memoryLog()
 let trusted = false
 const app = await buildGateway({
   store,
-  config: { upstream: upstream.url, routes: echoRoutes },
+  config: { upstream: upstream.url, routes: [...echoRoutes, { path: '/dead/*', methods: ['GET'], scopes: [], match: 'all', upstream: 'http://127.0.0.1:1' }] },
   logger: { level: 'info', stream: log.stream },
   tracing,
   trustedPeer: () => trusted
@@ -138,11 +138,22 @@ t.test('the code flow: sign-in, consent and the token exchange with grant type, 
   const consent = spans.find((span) => span.name === 'POST /oauth2/authorize')!
   t.match(consent.attributes, { 'macgate.outcome': 'consent_given', 'macgate.client_id': tokens.clientId }, 'the first event says how it ended')
   t.ok(spans.some((span) => span.name === 'POST /oauth2/signin'), 'the sign-in')
-  const refused = await app.inject({ method: 'POST', url: '/oauth2/token', payload: `grant_type=refresh_token&client_id=${tokens.clientId}&client_secret=wrong&refresh_token=${tokens.refreshToken}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  const basic = `Basic ${Buffer.from(`${tokens.clientId}:wrong`).toString('base64')}`
+  const refused = await app.inject({ method: 'POST', url: '/oauth2/token', payload: `grant_type=refresh_token&refresh_token=${tokens.refreshToken}`, headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic } })
   t.equal(refused.statusCode, 401)
   const failedSpan = (await receiver.waitFor((all) => all.some((span) => span.name === 'POST /oauth2/token'))).find((span) => span.name === 'POST /oauth2/token')!
   t.match(failedSpan.attributes, { 'macgate.grant_type': 'refresh_token', 'macgate.client_id': tokens.clientId, 'macgate.outcome': 'invalidClient' })
   t.type(failedSpan.attributes['macgate.error_code'], 'number')
+})
+
+t.test('an upstream that is not there: 502, and the server and upstream spans are errors', async (t) => {
+  const answer = await signed('/dead/x')
+  t.equal(answer.statusCode, 502)
+  const spans = await receiver.waitFor((all) => all.some((span) => span.name === 'GET /dead/*'))
+  const server = spans.find((span) => span.name === 'GET /dead/*')!
+  t.match(server, { status: { code: 2 }, attributes: { 'error.type': '502', 'http.response.status_code': 502 } })
+  const client = childrenOf(spans, server).find((span) => span.kind === 3 && span.name === 'GET')!
+  t.match(client, { status: { code: 2 }, attributes: { 'error.type': '502', 'server.port': 1 } })
 })
 
 t.test('no secret in any exported byte', async (t) => {

@@ -85,6 +85,13 @@ class VerifySpan implements VerifyWatch {
   }
 }
 
+/** A handler runs in its request's recorded context (body parsing, on stream events, left it). */
+function reenterContext (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const active = request.traceContext
+  if (active === null) return done()
+  context.with(active, done)
+}
+
 /** The upstream's address as the client span names it, once per upstream. */
 const addresses = new WeakMap<object, Attributes>()
 function upstreamAttributes (target: RouteTarget): Attributes {
@@ -166,11 +173,13 @@ export class GatewayTracing {
       // The rest of the request's hooks run in its context (store spans find their parent there).
       context.with(active, done)
     })
-    // Body parsing leaves the context (stream events): the handler gets it back.
-    app.addHook('preHandler', function reenterContext (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
-      const active = request.traceContext
-      if (active === null) return done()
-      context.with(active, done)
+    // Body parsing leaves the context (stream events): the handlers of the plugin's routes get it
+    // back. Not the proxy's wildcard: its store calls are made in onRequest, its upstream span is
+    // made from the request's context explicitly, and a hook stage of its own costs every request.
+    app.addHook('onRoute', (route) => {
+      if (route.url === '/*') return
+      const own = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]
+      route.preHandler = [reenterContext, ...own]
     })
     app.addHook('onError', (request: FastifyRequest, _reply: FastifyReply, error: FastifyError, done: () => void) => {
       const span = request.traceSpan
@@ -237,19 +246,23 @@ export class GatewayTracing {
   }
 
   /**
-   * The upstream gets exactly one `traceparent`: the caller's trace headers are taken out, and
-   * macgate's own put in, naming its client span (or, unsampled, the server span, flagged so).
-   * Baggage goes on only from a trusted caller (it is in the parent context only then).
+   * The upstream gets at most one `traceparent`: the caller's trace headers are taken out, and for
+   * a sampled request macgate's own put in, naming its client span. Baggage goes on only from a
+   * trusted caller (it is in the parent context only then).
    */
   readonly upstreamHeaders: ProxyTracing['upstreamHeaders'] = (request, headers) => {
     delete headers.traceparent
     delete headers.tracestate
     delete headers.baggage
     const parent = request.traceContext
-    const server = request.traceSpan
-    if (parent === null) {
-      if (server !== null) propagation.inject(trace.setSpan(ROOT_CONTEXT, server), headers)
-      return
+    // Unsampled: nothing recorded to name, and an unsampled traceparent would cost every request
+    // its context and string; the upstream decides for itself.
+    if (parent === null) return
+    // reply-from's one retry (an instance that refused the connection) asks again: the first attempt's span ends as failed.
+    const attempt = request.upstreamSpan
+    if (attempt !== null) {
+      attempt.setStatus({ code: SpanStatusCode.ERROR, message: 'retried' })
+      attempt.end()
     }
     const span = this.tracer.startSpan(request.method, {
       kind: SpanKind.CLIENT,

@@ -6,7 +6,7 @@ import { outcomeOf } from './outcome.ts'
 import type { MacIdentity, MacVerifier } from './verify.ts'
 import { QuotaReading, type RouteQuota } from './quota.ts'
 import { setRateLimitFields } from './rate-limit-fields.ts'
-import type { VerifyObserver, VerifyWatch } from './verify-observer.ts'
+import type { TokenCacheAnswer, VerifyObserver, VerifyWatch } from './verify-observer.ts'
 
 /** Where the hook counts each request's outcome (plain integers, read at each metrics scrape). */
 export type OutcomeCounts = Record<VerificationOutcome, number>
@@ -47,6 +47,17 @@ function granted (scope: readonly string[], required: string[], match: 'all' | '
   return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
 }
 
+/**
+ * How the token cache answered the check that just ran (its lookup is synchronous, so its counters
+ * moved for this request alone): a store read, a remembered unknown token (refused at once as
+ * unknown), a live entry; undefined when the check ended before the lookup (a malformed header).
+ */
+function cacheAnswer ({ cache: { stats } }: MacVerifier, hits: number, misses: number, thrown: unknown): TokenCacheAnswer | undefined {
+  if (stats.misses !== misses) return 'miss'
+  if (stats.hits === hits) return undefined
+  return errors.invalidToken.is(thrown) ? 'negative' : 'hit'
+}
+
 /** Answers a refusal in the open API's shape; the reason is counted and kept for the access log. */
 function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError, counts: OutcomeCounts, quota?: QuotaReading, watch?: VerifyWatch): void {
   counts[outcomeOf(failure)]++
@@ -83,12 +94,17 @@ export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { sco
     const quota = routeQuota === undefined ? undefined : new QuotaReading(routeQuota)
     const watch = observer?.(request)
     if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts, quota, watch)
+    // Traced only: the cache's counters before the check, to tell how it answered.
+    const hits = watch === undefined ? 0 : verifier.cache.stats.hits
+    const misses = watch === undefined ? 0 : verifier.cache.stats.misses
     let result: MacIdentity | Promise<MacIdentity>
     try {
-      result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization, quota, watch })
+      result = verifier.verify({ method: request.method, host: request.headers.host ?? '', url: request.url, authorization: request.headers.authorization, quota })
     } catch (error) {
+      if (watch !== undefined) watch.tokenCache = cacheAnswer(verifier, hits, misses, error)
       return refuseThrown(request, reply, done, error, counts, quota, watch)
     }
+    if (watch !== undefined) watch.tokenCache = cacheAnswer(verifier, hits, misses, undefined)
     if (result instanceof Promise) result.then((identity) => admit(request, reply, done, identity, quota, watch), (error: unknown) => refuseThrown(request, reply, done, error, counts, quota, watch))
     else admit(request, reply, done, result, quota, watch)
   }

@@ -6,8 +6,8 @@ import type { MacIdentity } from './token-cache.ts'
 export type TokenCacheAnswer = 'hit' | 'miss' | 'negative'
 
 /**
- * One MAC check being watched (a trace's `macgate.verify` span): the verifier fills in
- * `tokenCache`, the hook calls `end` once, with the identity or the refusal.
+ * One MAC check being watched (a trace's `macgate.verify` span): the hook fills in `tokenCache`
+ * and calls `end` once, with the identity or the refusal.
  */
 export interface VerifyWatch {
   tokenCache: TokenCacheAnswer | undefined
