@@ -59,3 +59,13 @@ t.test('a trusted caller\'s sampled flag is followed (parent based), exported as
   const client = spans.find((span) => span.kind === 3)!
   t.equal(upstream.requests.at(-1)!.headers.traceparent, `00-${CALLER_TRACE}-${client.spanId}-01`)
 })
+
+t.test('"tracing": {"acceptIncomingContext": true} trusts every caller\'s context', async (t) => {
+  const open = await buildGateway({ store, config: { upstream: upstream.url, routes: echoRoutes, tracing: { acceptIncomingContext: true } }, tracing })
+  t.teardown(async () => await open.close())
+  const trace = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab'
+  const answer = await signedInject(open, { url: '/echo/open', token: tokens.accessToken, macKey: tokens.macKey, headers: { traceparent: `00-${trace}-${CALLER_SPAN}-01` } })
+  t.equal(answer.statusCode, 200)
+  const spans = await receiver.waitFor((all) => all.some((span) => span.kind === 2 && span.traceId === trace))
+  t.equal(spans.find((span) => span.kind === 2 && span.traceId === trace)!.parentSpanId, CALLER_SPAN, 'the caller\'s span parents the server span')
+})
