@@ -5,7 +5,6 @@ import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
 import type { CountedUse, NonceLog, TokenLookup } from '../store/store.ts'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.ts'
 import { parseMacHeader, type MacHeader } from './header.ts'
-import type { VerifyWatch } from './verify-observer.ts'
 import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
 
 export type { MacIdentity } from './token-cache.ts'
@@ -19,8 +18,6 @@ export interface MacRequest {
   authorization: string | undefined
   /** On a route with a quota: counted with the nonce (quota.ts), and filled in for the answer's fields. */
   quota?: QuotaReading
-  /** When the check is traced: told how the token cache answered. */
-  watch?: VerifyWatch
 }
 
 export interface VerifierOptions {
@@ -96,7 +93,6 @@ export class MacVerifier {
     if (request.authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(request.authorization)
     const found = this.cache.lookup(header.accessToken, now)
-    if (request.watch !== undefined) request.watch.tokenCache = found instanceof Promise ? 'miss' : found === undefined ? 'negative' : 'hit'
     if (found instanceof Promise) return found.then((token) => this.#check(request, header, token, now))
     return this.#check(request, header, found, now)
   }
