@@ -15,7 +15,7 @@ import { runLoad, signed, zipfSigned } from './load.ts'
 import { alternated, compareWith, ROUNDS, runFacts, SECONDS, summarise } from './measure.ts'
 import { resultsDirectory } from './paths.ts'
 import { startGateway, startRedis, startServer, type Gateway } from './processes.ts'
-import { GATEWAY_STEPS, isGatewayStep, type GatewayStep } from './rungs.ts'
+import { GATEWAY_STEPS, isGatewayStep, isTracingStep, type GatewayStep } from './rungs.ts'
 import { base, CONNECTIONS, PATH, POPULATION, quick, stopAll, type Scenario, type Stop } from './scenarios.ts'
 
 /**
@@ -40,7 +40,9 @@ const STEP_NAMES: Record<GatewayStep, string> = {
   'header-rewrite': '+ the upstream header rewrite',
   'request-metrics': '+ request metrics',
   'access-log': '+ the access log at info, into a file',
-  'redis-nonces': '+ Redis nonces'
+  'redis-nonces': '+ Redis nonces',
+  'traces-1pct': '+ traces, 1% sampled (parentbased_traceidratio 0.01)',
+  'traces-all': '+ traces, every request sampled'
 }
 
 /** The gateway rungs named by `--rungs`, or undefined for the whole ladder. */
@@ -83,32 +85,33 @@ async function startRungs (stops: Stop[], only?: GatewayStep[]): Promise<Started
   }
   const rungs = [await unchecked('proxy', 'L0', 'plain @fastify/http-proxy')]
   if (only === undefined) rungs.push(await unchecked('proxy-hook', 'L1', '+ an empty callback onRequest hook'))
-  for (const [index, step] of GATEWAY_STEPS.entries()) {
-    if (only !== undefined && !only.includes(step)) continue
+  // The tracing rungs come above the shipped gateway and its population rung: each is the Redis
+  // rung with tracing on (the shipped gateway's admin listener costs no request anything).
+  const untraced = GATEWAY_STEPS.filter((step) => !isTracingStep(step)).length
+  const rungOf = async (step: GatewayStep, id: string): Promise<Scenario> => {
     const log = join(directory, `${step}.log`)
     const gateway = started(await startGateway('gateway-ladder', 0, [upstream, redisServer.url, step, log]))
-    const logged = step === 'access-log' || step === 'redis-nonces'
-    rungs.push({
-      id: `L${index + 2}`,
-      name: STEP_NAMES[step],
-      target: gateway,
-      setupRequest: signed(base(gateway), PATH, gateway.ready),
-      onRedis: step === 'redis-nonces',
-      ...(logged && { logFile: log })
-    })
+    const logged = step !== 'route-check' && step !== 'mac-check' && step !== 'header-rewrite' && step !== 'request-metrics'
+    return { id, name: STEP_NAMES[step], target: gateway, setupRequest: signed(base(gateway), PATH, gateway.ready), onRedis: isTracingStep(step) || step === 'redis-nonces', ...(logged && { logFile: log }) }
   }
-  if (only !== undefined) return { redis, rungs, shipped, directory, partial: true }
-  const id = `L${GATEWAY_STEPS.length + 2}`
-  rungs.push({ id, name: '+ process metrics and the admin listener (= macgate start)', target: shipped, setupRequest: signed(base(shipped), PATH, shipped.ready), onRedis: true, logFile: shippedLog })
-  return { redis, rungs, shipped, directory, partial: false }
+  const chosen = (step: GatewayStep): boolean => only === undefined || only.includes(step)
+  for (const [index, step] of GATEWAY_STEPS.entries()) {
+    if (chosen(step) && !isTracingStep(step)) rungs.push(await rungOf(step, `L${index + 2}`))
+  }
+  if (only === undefined) rungs.push({ id: `L${untraced + 2}`, name: '+ process metrics and the admin listener (= macgate start)', target: shipped, setupRequest: signed(base(shipped), PATH, shipped.ready), onRedis: true, logFile: shippedLog })
+  for (const [index, step] of GATEWAY_STEPS.entries()) {
+    // Past the shipped rung and the population rung after it (populationRung).
+    if (chosen(step) && isTracingStep(step)) rungs.push(await rungOf(step, `L${index + 4}`))
+  }
+  return { redis, rungs, shipped, directory, partial: only !== undefined }
 }
 
-/** The last rung: the shipped gateway again, each request signed with a token of a Zipf-drawn population. */
+/** The rung after the shipped one: the shipped gateway again, each request signed with a token of a Zipf-drawn population. */
 async function populationRung ({ shipped, directory, rungs }: Started): Promise<Scenario> {
   const population = await shipped.population(POPULATION, join(directory, 'population.txt'))
   process.stderr.write(`population: ${population.credentials.length} tokens in ${population.seconds.toFixed(1)} s\n`)
-  const shippedRung = rungs[rungs.length - 1]!
-  return { ...shippedRung, id: `L${rungs.length}`, name: `the same, ${population.credentials.length} Zipf-drawn tokens`, setupRequest: zipfSigned(base(shipped), PATH, population.credentials) }
+  const shippedRung = rungs.find((rung) => rung.target === shipped)!
+  return { ...shippedRung, id: `L${GATEWAY_STEPS.filter((step) => !isTracingStep(step)).length + 3}`, name: `the same, ${population.credentials.length} Zipf-drawn tokens`, setupRequest: zipfSigned(base(shipped), PATH, population.credentials) }
 }
 
 /** One counting pass over `COUNTED_REQUESTS` requests: what the target counted, per request. */
@@ -129,7 +132,8 @@ async function counted (rung: Scenario): Promise<Counts> {
 }
 
 async function measureLadder (started: Started): Promise<LadderRung[]> {
-  const rungs = started.partial ? started.rungs : [...started.rungs, await populationRung(started)]
+  const after = started.rungs.findIndex((rung) => rung.target === started.shipped) + 1
+  const rungs = started.partial ? started.rungs : [...started.rungs.slice(0, after), await populationRung(started), ...started.rungs.slice(after)]
   const runs = await alternated(started.redis, rungs, { seconds: SECONDS }, 'ladder')
   const results = rungs.map((rung) => summarise(rung, runs.get(rung)!))
   const baseline = results[0]!

@@ -9,12 +9,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.ts'
+import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, startTracing, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.ts'
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.ts'
 import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.ts'
 import { RequestCounters } from './counters.ts'
 import { createPopulation } from './population.ts'
-import { isGatewayStep, partsOf, type GatewayStep } from './rungs.ts'
+import { isGatewayStep, partsOf, tracingEnv, type GatewayStep } from './rungs.ts'
 
 const [kind = 'upstream', upstream = '', redisUrl = '', option = '', logFile = ''] = process.argv.slice(2)
 const counters = new RequestCounters()
@@ -74,14 +74,18 @@ async function buildTarget (store: Store, lruMax: number): Promise<FastifyInstan
 /**
  * As `macgate start --config` builds it, up to the ladder's `step`: the config as a file with only
  * upstream and routes would give it; from the access-log step on its default log level, here into
- * a file; from the Redis step on, the store from the environment it reads.
+ * a file; from the Redis step on, the store from the environment it reads; on a tracing step, the
+ * SDK started from the standard variables as `macgate start` starts it, its spans sent to the
+ * upstream's server (which answers any POST with 200: a collector that takes everything).
  */
 async function buildRung (step: GatewayStep, log: string, prefix: string): Promise<{ app: FastifyInstance, store: Store }> {
-  const { hotPath, log: logging, redis } = partsOf(step)
+  const { hotPath, log: logging, redis, tracing: traced } = partsOf(step)
   if (logging && log === '') throw new Error(`the ${step} rung needs a log file`)
+  const tracing = traced === 'off' ? undefined : await startTracing(Object.assign(process.env, tracingEnv(traced, upstream)))
   const store = redis ? await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: prefix }) : new MemoryStore()
   const config = parseConfig({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'] }] })
-  const app = await buildGateway({ store, config, hotPath, logger: logging ? { level: 'info', stream: logDestination(log) } : false })
+  const app = await buildGateway({ store, config, hotPath, logger: logging ? { level: 'info', stream: logDestination(log) } : false, ...(tracing !== undefined && { tracing }) })
+  if (tracing !== undefined) app.addHook('onClose', async () => await tracing.shutdown())
   return { app, store }
 }
 

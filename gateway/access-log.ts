@@ -66,7 +66,12 @@ interface AccessLine {
   ip: string
   client?: string
   reason?: string
+  trace_id?: string
+  span_id?: string
 }
+
+/** The request's trace and span ids while its span is sampled (tracing/gateway-tracing.ts); absent when tracing is off. */
+export type TraceIdsOf = (request: FastifyRequest) => { traceId: string, spanId: string } | undefined
 
 /**
  * Logs method, path (never the query: codes and secrets travel there), status, latency, the
@@ -75,7 +80,7 @@ interface AccessLine {
  * requests go through a `RefusalLogLimiter`. A callback hook building one plain object: an async
  * hook would cost a promise per request, and spreads a copy per line.
  */
-export function registerAccessLog (app: FastifyInstance, refusalsPerSecond = REFUSAL_LINES_PER_SECOND): void {
+export function registerAccessLog (app: FastifyInstance, refusalsPerSecond = REFUSAL_LINES_PER_SECOND, traceIdsOf?: TraceIdsOf): void {
   const log = app.log
   const limiter = new RefusalLogLimiter(log, refusalsPerSecond)
   app.addHook('onClose', async () => { limiter.close() })
@@ -87,6 +92,13 @@ export function registerAccessLog (app: FastifyInstance, refusalsPerSecond = REF
     const line: AccessLine = { method: request.method, path: pathOf(request.url), status, ms: Math.round(reply.elapsedTime * 100) / 100, ip: request.ip }
     if (identity !== null) line.client = identity.clientId
     if (reason !== null) line.reason = reason
+    if (traceIdsOf !== undefined) {
+      const ids = traceIdsOf(request)
+      if (ids !== undefined) {
+        line.trace_id = ids.traceId
+        line.span_id = ids.spanId
+      }
+    }
     log.info(line, 'request')
     done()
   })

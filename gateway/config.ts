@@ -52,6 +52,11 @@ export interface ClientTimeouts {
   checkIntervalMs: number
 }
 
+export interface TracingSettings {
+  /** Every caller's traceparent parents the request's span (default false: only a trusted proxy's does; others' are links). */
+  acceptIncomingContext: boolean
+}
+
 type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }
 
 /**
@@ -73,6 +78,8 @@ export type GatewayConfig = {
   drainDelayMs: number
   /** Then, ms in-flight requests have to finish before their connections are cut. */
   drainMs: number
+  /** Traces (README "Traces"); whether tracing is on is the environment's OTEL_* variables' to say. */
+  tracing: TracingSettings
 } & EdgeSettings & Resolved<Omit<MacgateSettings, 'scopes' | 'tokenErrorStatus' | 'tokenCache'>> & Pick<MacgateSettings, 'scopes' | 'tokenErrorStatus'> & {
   tokenCache: Resolved<NonNullable<MacgateSettings['tokenCache']>>
 }
@@ -154,6 +161,12 @@ const schema = {
     trustProxy: { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', minLength: 1, maxLength: 64 } },
     drainDelayMs: { type: 'integer', minimum: 0, maximum: 600_000, default: 0 },
     drainMs: { type: 'integer', minimum: 0, maximum: 3_600_000, default: 30_000 },
+    tracing: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: { acceptIncomingContext: { type: 'boolean', default: false } }
+    },
     ...settingsSchema.properties
   }
 }

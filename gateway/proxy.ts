@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors, sendOpenApiError, toOAuthError, type MacAuthHook } from '../plugin/index.ts'
+import { errors, sendOpenApiError, toOAuthError, type MacAuthHook, type VerifyObserver } from '../plugin/index.ts'
 import type { RouteRule, UpstreamPoolSettings, UpstreamTimeouts } from './config.ts'
 import { sendFailure } from './error-answers.ts'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.ts'
@@ -106,6 +106,13 @@ function retryDelay ({ err, attempt }: { err?: Error | null, attempt: number }):
 export interface ProxyParts { macCheck?: boolean, upstreamHeaders?: boolean }
 const admitUnchecked: MacAuthHook = (_request, _reply, done) => { done() }
 
+/** What tracing (tracing/gateway-tracing.ts) adds to proxied requests; undefined when it is off. */
+export interface ProxyTracing {
+  verifyObserver: VerifyObserver
+  /** The caller's trace headers out, macgate's upstream span's in. */
+  upstreamHeaders: (request: FastifyRequest, headers: Record<string, unknown>) => void
+}
+
 /** What the proxy takes from the config: each of these can change at a reload (reload.ts). */
 export interface ProxyConfig {
   /** The default upstream: one URL, or several instances. */
@@ -122,6 +129,7 @@ export interface ProxyOptions extends ProxyConfig {
   logging: boolean
   /** The benchmark ladder's switches; every part on by default. */
   parts?: ProxyParts
+  tracing?: ProxyTracing
 }
 
 /** A route's upstream target, with the header rules of the config it was made under. */
@@ -172,9 +180,9 @@ function releaseState (this: HoldingResponse): void {
  * Proxies the configured routes to their upstreams, each behind a MAC check with its scopes.
  * Answers the function that makes a new config's routes, upstreams and CORS current (a reload).
  */
-export async function registerProxy (app: FastifyInstance, { logging, parts = {}, ...config }: ProxyOptions): Promise<(next: ProxyConfig) => void> {
+export async function registerProxy (app: FastifyInstance, { logging, parts = {}, tracing, ...config }: ProxyOptions): Promise<(next: ProxyConfig) => void> {
   const log = new FailureLog(logging ? app.log : undefined)
-  const checkFor = (rule: RouteRule): MacAuthHook => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule) })
+  const checkFor = (rule: RouteRule): MacAuthHook => parts.macCheck === false ? admitUnchecked : app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule), observer: tracing?.verifyObserver })
   let state = new ProxyState(app, config, checkFor, log)
   app.addHook('onClose', async () => await state.upstreams.close())
   registerUpstreamMetrics(app.macgate.metrics.registry, () => state.upstreams.all)
@@ -242,6 +250,7 @@ export async function registerProxy (app: FastifyInstance, { logging, parts = {}
           // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
           sent[TARGET] = target
           sent[CALLER] = request.raw
+          if (tracing !== undefined) tracing.upstreamHeaders(request as FastifyRequest, sent)
           return headers
         },
         queryString: upstreamQuery,

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Server } from 'node:http'
 import macgate, { SWAPPABLE_SETTINGS, type Store } from '../plugin/index.ts'
 import { parseConfig, type GatewayConfig } from './config.ts'
@@ -10,7 +10,7 @@ import { landingPathsLeft, registerLanding } from './landing.ts'
 import { registerProxy, type ProxyConfig, type ProxyParts } from './proxy.ts'
 import { ConfigReload, type PartOutcome } from './reload.ts'
 import { Drain } from './drain.ts'
-import { trustedProxies } from './trusted-proxies.ts'
+import { fromTrustedProxy, trustedProxies } from './trusted-proxies.ts'
 import { buildSampleApi } from './sample-api.ts'
 import { logAuditEvents, registerAccessLog } from './access-log.ts'
 import { registerHealth } from './health.ts'
@@ -20,6 +20,7 @@ import { guardConnections, transportOptions } from './client-connections.ts'
 import { registerSecureTransport } from './secure-transport.ts'
 import { configLabels, TlsCertificates } from './tls.ts'
 import { registerTlsReload } from './tls-reload.ts'
+import type { GatewayTracing } from './tracing/gateway-tracing.ts'
 
 export { TlsCertificates, TlsFileError, configLabels, type TlsLabels, type TlsReload } from './tls.ts'
 export type { TlsFiles, Http2Settings, HstsSettings } from './tls-config.ts'
@@ -31,6 +32,8 @@ export { drainAndClose, type DrainTimes } from './drain.ts'
 export { openStore } from './stores.ts'
 export { logDestination } from './log-destination.ts'
 export { runLoad, signed, signedRequests, roundRobin, zipf, type Credentials, type LoadOptions, type LoadResult, type SetupRequest } from './load/index.ts'
+export { startTracing, tracingRefusal, tracingWanted } from './tracing/switch.ts'
+export type { GatewayTracing } from './tracing/gateway-tracing.ts'
 export { buildAdminServer, withProcessMetrics, type AdminServerOptions } from './admin-server.ts'
 export type { DemoClient } from './demo/routes.ts'
 
@@ -62,6 +65,10 @@ export interface GatewayOptions {
    * off, to measure what each costs. Never set in a deployment: with `macCheck` off nothing is checked.
    */
   hotPath?: HotPathParts
+  /** Tracing, with its SDK started (`startTracing`); without it nothing of tracing is on a request's path. */
+  tracing?: GatewayTracing
+  /** Whether a request comes from a trusted proxy, whose trace context the request's span continues; default: none. */
+  trustedPeer?: (request: FastifyRequest) => boolean
 }
 
 /** The parts of a proxied request's path the ladder turns off one by one; every one is on by default. */
@@ -96,7 +103,7 @@ declare module 'fastify' {
 }
 
 /** The macgate service: the authorization server, and the open API behind MAC verification. */
-export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock, tls: given }: GatewayOptions): Promise<FastifyInstance> {
+export async function buildGateway ({ store, config: input = {}, secret, logger = false, demo, hotPath = {}, clock, tls: given, tracing, trustedPeer }: GatewayOptions): Promise<FastifyInstance> {
   const config = parseConfig(input)
   const tls = given ?? (config.tls === undefined ? undefined : await TlsCertificates.load(config.tls, configLabels(config.tls.length)))
   // The server Fastify makes is HTTP/1, HTTPS or HTTP/2 (client-connections.ts); the instance's
@@ -118,13 +125,15 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   } as FastifyServerOptions) as unknown as FastifyInstance
   app.decorate('trustedProxy', trustedProxies(config.trustProxy))
   app.setErrorHandler(handleError)
-  if (logger !== false) registerAccessLog(app)
+  // First, so that every route (the plugin's too) has its hooks.
+  if (tracing !== undefined) tracing.register(app, { ...config.tracing, trustedPeer: trustedPeer ?? ((request: FastifyRequest) => fromTrustedProxy(request)) })
+  if (logger !== false) registerAccessLog(app, undefined, tracing === undefined ? undefined : (request) => tracing.idsOf(request))
   guardConnections(app, config.clientTimeouts, tls, config.http2)
   registerTlsReload(app, tls)
   if (tls !== undefined) registerSecureTransport(app, { hsts: config.hsts, http2: config.http2 !== false })
   registerLanding(app, { routes: config.routes, demo: demo !== undefined })
   // The plugin's settings go through unchanged; the gateway keeps only where and what to proxy.
-  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls: _tls, http2, hsts, trustProxy, drainDelayMs, drainMs, ...settings } = config
+  const { upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls: _tls, http2, hsts, trustProxy, drainDelayMs, drainMs, tracing: _tracing, ...settings } = config
   await app.register(macgate, { ...settings, store, ...(secret !== undefined && { secret }), ...(clock !== undefined && { clock }) })
   const reload = new ConfigReload(config, app.macgate.metrics.registry, app.log)
   app.decorate('configReload', reload)
@@ -133,8 +142,13 @@ export async function buildGateway ({ store, config: input = {}, secret, logger 
   registerHealth(app, store, draining)
   if (hotPath.requestMetrics !== false) registerRequestMetrics(app, app.macgate.metrics.requestDuration)
   if (logger !== false) logAuditEvents(app.macgate.events, app.log)
+  if (tracing !== undefined) {
+    tracing.observeStore(store, app.macgate.metrics)
+    tracing.dropped.register(app.macgate.metrics.registry)
+    app.macgate.events.on('audit', (event) => { tracing.watchAudit(event) })
+  }
   const sample = upstream === undefined ? await startSampleUpstream(app) : undefined
-  const useProxyConfig = await registerProxy(app, { ...proxyConfig(config, sample)!, logging: logger !== false, parts: hotPath })
+  const useProxyConfig = await registerProxy(app, { ...proxyConfig(config, sample)!, logging: logger !== false, parts: hotPath, ...(tracing !== undefined && { tracing: tracing.proxy }) })
   await registerDemo(app, demo)
   registerReloaders(app, reload, useProxyConfig, sample)
   return app

@@ -46,6 +46,8 @@ export { allowOrigin, allowPreflight, dropCorsHeaders, EXPOSED_HEADERS, isPrefli
 export { AuditEvents, type AuditEvent, type AuditEventMap, type AuditEventType } from './observe/events.ts'
 export { Metrics, type VerificationOutcome } from './observe/metrics.ts'
 export { HOST_DIFFERS, type MacAuthHook, type MacAuthOptions } from './mac/hook.ts'
+export type { TokenCacheAnswer, VerifyObserver, VerifyWatch } from './mac/verify-observer.ts'
+export { outcomeOf } from './mac/outcome.ts'
 export type { RouteQuota } from './mac/quota.ts'
 export { quotaCounterName, quotaWindow } from './mac/quota.ts'
 export { grantAccessToken, grantCode } from './oauth/authorize-response.ts'

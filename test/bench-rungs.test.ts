@@ -3,22 +3,26 @@
 import t, { type Test } from 'tap'
 import { buildGateway } from '../gateway/server.ts'
 import { MemoryStore } from '../plugin/index.ts'
-import { GATEWAY_STEPS, isGatewayStep, partsOf, type GatewayStep } from '../bench/rungs.ts'
+import { GATEWAY_STEPS, isGatewayStep, partsOf, tracingEnv, type GatewayStep } from '../bench/rungs.ts'
 import { API_HOST, recordingUpstream } from './helpers/gateway.ts'
 
 t.test('each rung has its own part and every part of the rungs below it', async (t) => {
   const on = (step: GatewayStep) => {
-    const { hotPath, log, redis } = partsOf(step)
-    return [hotPath.macCheck, hotPath.upstreamHeaders, hotPath.requestMetrics, log, redis]
+    const { hotPath, log, redis, tracing } = partsOf(step)
+    return [hotPath.macCheck, hotPath.upstreamHeaders, hotPath.requestMetrics, log, redis, tracing]
   }
   t.same(GATEWAY_STEPS.map(on), [
-    [false, false, false, false, false],
-    [true, false, false, false, false],
-    [true, true, false, false, false],
-    [true, true, true, false, false],
-    [true, true, true, true, false],
-    [true, true, true, true, true]
+    [false, false, false, false, false, 'off'],
+    [true, false, false, false, false, 'off'],
+    [true, true, false, false, false, 'off'],
+    [true, true, true, false, false, 'off'],
+    [true, true, true, true, false, 'off'],
+    [true, true, true, true, true, 'off'],
+    [true, true, true, true, true, 'ratio'],
+    [true, true, true, true, true, 'all']
   ])
+  t.same(tracingEnv('ratio', 'http://127.0.0.1:9'), { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' })
+  t.match(tracingEnv('all', 'http://127.0.0.1:9'), { OTEL_TRACES_SAMPLER: 'parentbased_always_on' })
   t.ok(isGatewayStep('mac-check'))
   t.notOk(isGatewayStep('constructor'), 'only the steps themselves')
 })

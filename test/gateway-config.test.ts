@@ -37,6 +37,7 @@ const DEFAULTS = {
   clientTimeouts: { headersMs: 15_000, requestMs: 300_000, keepAliveMs: 72_000, checkIntervalMs: 5000 },
   http2: { maxConcurrentStreams: 100 },
   hsts: { maxAgeSeconds: 31_536_000, includeSubDomains: false },
+  tracing: { acceptIncomingContext: false },
   cors: true,
   corsOriginCacheMs: 10_000,
   signedHosts: [],
@@ -45,7 +46,7 @@ const DEFAULTS = {
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, trustProxy, drainDelayMs, drainMs, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, signedHosts, tokenCache, cors, corsOriginCacheMs)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, trustProxy, drainDelayMs, drainMs, tracing, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, signedHosts, tokenCache, cors, corsOriginCacheMs)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {

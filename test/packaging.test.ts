@@ -61,10 +61,10 @@ t.test('package.json: types beside every entry point, publishable', async (t) =>
   t.notOk('private' in manifest, 'not private: npm publish is allowed')
 })
 
-t.test('engines: what every production dependency allows, and the LTS lines from 22.12 on', async (t) => {
+t.test('engines: what every production dependency allows, and the LTS lines from 22.15 on', async (t) => {
   const range = manifest.engines.node
-  t.equal(range, '>=22.12.0', 'Node 22 from 22.12 (require of ES modules), and every later line')
-  for (const version of ['22.12.0', '24.0.0']) t.ok(semver.satisfies(version, range), `Node ${version} is in the range`)
+  t.equal(range, '>=22.15.0', 'Node 22 from 22.15 (the OpenTelemetry SDK\'s least; require of ES modules from 22.12), and every later line')
+  for (const version of ['22.15.0', '24.0.0']) t.ok(semver.satisfies(version, range), `Node ${version} is in the range`)
   // Every package `npm install macgate` brings, by its own engines field.
   const { stdout } = await promisify(execFile)('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
   const wider: string[] = []

@@ -11,6 +11,7 @@ import { startDemoApp, type DemoApp } from '../demo/app-server.ts'
 import type { DemoClient } from '../demo/routes.ts'
 import { logDestination } from '../log-destination.ts'
 import { buildGateway } from '../server.ts'
+import { startTracing, tracingRefusal, tracingWanted } from '../tracing/switch.ts'
 import { sharedStoreName } from '../stores.ts'
 import { openCommandStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
@@ -90,6 +91,8 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   })
   // Read here, before any worker starts, so that a bad file fails the start with its name; each worker reads them again.
   const tls = await loadCertificates(values['tls-cert'], values['tls-key'], config)
+  const refusal = tracingWanted(env) ? tracingRefusal(env) : undefined
+  if (refusal !== undefined) throw new OperatorError(`tracing: ${refusal}`)
   if (workers > 1 && cluster.isPrimary) {
     // Checked once here, before any worker starts: each worker would only repeat the message.
     if (sharedStoreName(env) === undefined) {
@@ -112,6 +115,8 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     forwardSighup()
     return await superviseWorkers(workers)
   }
+  // Each process that serves requests (each worker) starts its own SDK, before the gateway is built.
+  const tracing = await startTracing(env)
   const store = await openCommandStore(env)
   // The demo's callback must be a loopback http URI (contract section 1).
   const loopback = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
@@ -130,9 +135,11 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     config: demoSettings(config),
     ...(env.MACGATE_SECRET !== undefined && { secret: env.MACGATE_SECRET }),
     ...(seeded !== undefined && { demo: seeded.demo }),
-    logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() }
+    logger: { level: env.LOG_LEVEL ?? 'info', stream: logDestination() },
+    ...(tracing !== undefined && { tracing })
   }).catch(async (error: unknown) => {
     await demoApp?.close()
+    await tracing?.shutdown()
     throw error
   })
   app.addHook('onClose', async () => await store.close())
@@ -140,6 +147,8 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
   // SIGHUP re-reads the config file and the TLS files (under workers, the primary sends it to each
   // worker); listened for before the port opens, so that no SIGHUP ends the process meanwhile.
   process.on('SIGHUP', () => { void reload() })
+  // The spans still queued go out on the way down (within the exporter's timeout).
+  if (tracing !== undefined) app.addHook('onClose', async () => await tracing.shutdown())
   if (demoApp !== undefined) app.addHook('onClose', demoApp.close)
   try {
     await app.listen({ port, host })

@@ -8,6 +8,7 @@ import { outcomeOf } from './outcome.ts'
 import type { MacIdentity, MacVerifier } from './verify.ts'
 import { QuotaReading, type RouteQuota } from './quota.ts'
 import { setRateLimitFields } from './rate-limit-fields.ts'
+import type { TokenCacheAnswer, VerifyObserver, VerifyWatch } from './verify-observer.ts'
 
 /** Where the hook counts each request's outcome (plain integers, read at each metrics scrape). */
 export type OutcomeCounts = Record<VerificationOutcome, number>
@@ -19,6 +20,8 @@ export interface MacAuthOptions {
   match?: 'all' | 'any'
   /** A limit per client and minute on the route (README, "Quotas"). */
   quota?: RouteQuota
+  /** Told of each check (tracing's verify span); undefined when tracing is off. */
+  observer?: VerifyObserver
 }
 
 /**
@@ -48,19 +51,31 @@ function granted (scope: readonly string[], required: string[], match: 'all' | '
   return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
 }
 
+/**
+ * How the token cache answered the check that just ran (its lookup is synchronous, so its counters
+ * moved for this request alone): a store read, a remembered unknown token (refused at once as
+ * unknown), a live entry; undefined when the check ended before the lookup (a malformed header).
+ */
+function cacheAnswer ({ cache: { stats } }: MacVerifier, hits: number, misses: number, thrown: unknown): TokenCacheAnswer | undefined {
+  if (stats.misses !== misses) return 'miss'
+  if (stats.hits === hits) return undefined
+  return errors.invalidToken.is(thrown) ? 'negative' : 'hit'
+}
+
 /** Answers a refusal in the open API's shape; the reason is counted and kept for the access log. */
-function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError, counts: OutcomeCounts, quota?: QuotaReading): void {
+function refuse (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failure: OAuthError, counts: OutcomeCounts, quota?: QuotaReading, watch?: VerifyWatch): void {
   counts[outcomeOf(failure)]++
+  watch?.end(undefined, failure)
   if (quota !== undefined) setRateLimitFields(reply, quota)
   request.macRejection = failure.message
   sendOpenApiError(reply, failure).catch(done)
 }
 
 /** Refuses with whatever was thrown, as a member of the error family (an unexpected one logged). */
-function refuseThrown (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown, counts: OutcomeCounts, quota?: QuotaReading): void {
+function refuseThrown (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, error: unknown, counts: OutcomeCounts, quota?: QuotaReading, watch?: VerifyWatch): void {
   const failure = toOAuthError(error)
   if (errors.internal.is(failure)) request.log.error({ err: error }, 'MAC verification failed')
-  refuse(request, reply, done, failure, counts, quota)
+  refuse(request, reply, done, failure, counts, quota, watch)
 }
 
 /**
@@ -69,27 +84,34 @@ function refuseThrown (request: FastifyRequest, reply: FastifyReply, done: (erro
  * API's shape. On a route with a quota, the verifier counts it with the nonce and every answer
  * carries the RateLimit fields.
  */
-export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { scopes = [], match = 'all', quota: routeQuota }: MacAuthOptions = {}): MacAuthHook {
+export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { scopes = [], match = 'all', quota: routeQuota, observer }: MacAuthOptions = {}): MacAuthHook {
   const missing = `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`
-  function admit (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity, quota: QuotaReading | undefined): void {
-    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing), counts, quota)
+  function admit (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity, quota: QuotaReading | undefined, watch: VerifyWatch | undefined): void {
+    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing), counts, quota, watch)
     if (quota !== undefined) setRateLimitFields(reply, quota)
     counts.ok++
+    watch?.end(identity, undefined)
     request.macIdentity = identity
     done()
   }
   return function macAuth (request, reply, done) {
     const quota = routeQuota === undefined ? undefined : new QuotaReading(routeQuota)
-    if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts, quota)
+    const watch = observer?.(request)
+    if (repeatsHost(request.raw.rawHeaders)) return refuse(request, reply, done, errors.invalidRequest('more than one Host header'), counts, quota, watch)
     const host = authorityOf(request.headers)
-    if (host === TWO_AUTHORITIES) return refuse(request, reply, done, errors.invalidRequest(HOST_DIFFERS), counts, quota)
+    if (host === TWO_AUTHORITIES) return refuse(request, reply, done, errors.invalidRequest(HOST_DIFFERS), counts, quota, watch)
+    // Traced only: the cache's counters before the check, to tell how it answered.
+    const hits = watch === undefined ? 0 : verifier.cache.stats.hits
+    const misses = watch === undefined ? 0 : verifier.cache.stats.misses
     let result: MacIdentity | PromiseLike<MacIdentity>
     try {
       result = verifier.verify({ method: request.method, host, url: request.url, authorization: request.headers.authorization, quota })
     } catch (error) {
-      return refuseThrown(request, reply, done, error, counts, quota)
+      if (watch !== undefined) watch.tokenCache = cacheAnswer(verifier, hits, misses, error)
+      return refuseThrown(request, reply, done, error, counts, quota, watch)
     }
-    if (isThenable<MacIdentity>(result)) result.then((identity) => { admit(request, reply, done, identity, quota) }, (error: unknown) => { refuseThrown(request, reply, done, error, counts, quota) })
-    else admit(request, reply, done, result, quota)
+    if (watch !== undefined) watch.tokenCache = cacheAnswer(verifier, hits, misses, undefined)
+    if (isThenable<MacIdentity>(result)) result.then((identity) => { admit(request, reply, done, identity, quota, watch) }, (error: unknown) => { refuseThrown(request, reply, done, error, counts, quota, watch) })
+    else admit(request, reply, done, result, quota, watch)
   }
 }

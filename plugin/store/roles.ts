@@ -23,7 +23,7 @@ export interface StoreLifecycle {
   /** Resolves when the store answers (a PING to Redis), else rejects with `errors.storeUnavailable`: readiness. */
   ping (): Promise<void>
   /** Reports every command sent, for latency metrics (a store that sends none need not have it). */
-  observeCommands? (observer: (command: string, seconds: number, failed: boolean) => void): void
+  observeCommands? (observer: (command: string, seconds: number, failed: boolean, batchSize?: number) => void): void
   close (): Promise<void>
 }
 

@@ -7,8 +7,8 @@ type ScriptArgument = string | number | Buffer
 /** The client with our scripts defined on it (`scripts.ts`). */
 export type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<ScriptArgument | ScriptArgument[]>) => Promise<unknown>>
 
-/** Told of every Redis command the store sends: its name, seconds until it settled, and whether it failed. */
-export type CommandObserver = (command: string, seconds: number, failed: boolean) => void
+/** Told of every Redis command the store sends: its name, seconds until it settled, whether it failed, and for a nonce batch its size. */
+export type CommandObserver = (command: string, seconds: number, failed: boolean, batchSize?: number) => void
 
 /**
  * What every role of the Redis store shares: the client, the key names, the store's clock, and

@@ -14,8 +14,8 @@ export interface NonceRedis {
   mget: (keys: string[]) => Promise<Array<string | null>>
 }
 
-/** Told of each batch's script call: seconds until it settled, and whether it failed. */
-export type NonceObserver = ((command: string, seconds: number, failed: boolean) => void) | undefined
+/** Told of each batch's script call: seconds until it settled, whether it failed, and how many nonces it carried. */
+export type NonceObserver = ((command: string, seconds: number, failed: boolean, batchSize: number) => void) | undefined
 
 /**
  * Sets per (slot tag, minute): 256, chosen by a byte of the keyed hash beyond the 64 compared. A set
@@ -195,7 +195,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     }
     const observer = this.#observer()
     const started = observer === undefined ? 0 : performance.now()
-    const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed)
+    const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length)
     // Arrays, not spread: ioredis flattens them, and a long turn would overflow a spread call.
     this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.length / 2, batch.counterArgs.length / 3, batch.plain.length, batch.setArgs, batch.counterArgs, batch.plainArgs, batch.countedArgs).then(
       (answers) => {

@@ -1,0 +1,71 @@
+// Sampling from the environment (parentbased_traceidratio at 0) and the http/json protocol: an
+// untrusted caller's sampled flag decides nothing, a trusted caller's does; unsampled requests
+// hand the upstream no trace headers, and their access lines carry no ids.
+import t from 'tap'
+import { MemoryStore } from '../plugin/index.ts'
+import { buildGateway, startTracing, type GatewayTracing } from '../gateway/server.ts'
+import { echoRoutes, liveToken, signedInject } from './helpers/gateway.ts'
+import { memoryLog } from './helpers/memory-log.ts'
+import { startOtlpReceiver } from './helpers/otlp-receiver.ts'
+
+const receiver = await startOtlpReceiver(t)
+process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${receiver.url}/v1/traces`
+process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
+process.env.OTEL_TRACES_SAMPLER = 'parentbased_traceidratio'
+process.env.OTEL_TRACES_SAMPLER_ARG = '0'
+process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
+const tracing = (await startTracing(process.env)) as GatewayTracing
+t.teardown(async () => await tracing.shutdown())
+
+const store = new MemoryStore()
+const { recordingUpstream } = await import('./helpers/gateway.ts')
+const upstream = await recordingUpstream(t)
+const log = memoryLog()
+let trusted = false
+const app = await buildGateway({ store, config: { upstream: upstream.url, routes: echoRoutes }, logger: { level: 'info', stream: log.stream }, tracing, trustedPeer: () => trusted })
+t.teardown(async () => {
+  await app.close()
+  await store.close()
+})
+const tokens = await liveToken(app)
+const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
+const CALLER_SPAN = '00f067aa0ba902b7'
+const traceparent = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`
+
+t.test('ratio 0: an untrusted caller\'s -01 does not force sampling; nothing of its trace reaches the upstream', async (t) => {
+  for (let i = 0; i < 5; i++) {
+    const answer = await signedInject(app, { url: `/echo/${i}`, token: tokens.accessToken, macKey: tokens.macKey, headers: { traceparent, baggage: 'tenant=red' } })
+    t.equal(answer.statusCode, 200)
+    const received = upstream.requests.at(-1)!
+    t.equal(received.headers.traceparent, undefined, 'no traceparent: not the caller\'s, and an unsampled request names no span')
+    t.equal(received.headers.baggage, undefined, 'no baggage from an untrusted caller')
+  }
+  const lines = log.lines.filter((line) => line.msg === 'request' && String(line.path).startsWith('/echo/'))
+  t.equal(lines.length, 5)
+  t.ok(lines.every((line) => line.trace_id === undefined && line.span_id === undefined), 'no ids on lines of unsampled requests')
+})
+
+t.test('a trusted caller\'s sampled flag is followed (parent based), exported as OTLP JSON', async (t) => {
+  trusted = true
+  const answer = await signedInject(app, { url: '/echo/trusted', token: tokens.accessToken, macKey: tokens.macKey, headers: { traceparent } })
+  trusted = false
+  t.equal(answer.statusCode, 200)
+  const spans = await receiver.waitFor((all) => all.some((span) => span.kind === 2 && span.traceId === CALLER_TRACE) && all.some((span) => span.kind === 3))
+  t.ok(receiver.contentTypes.every((type) => type.startsWith('application/json')), 'http/json')
+  t.ok(spans.every((span) => span.traceId === CALLER_TRACE), 'nothing of the unsampled requests was exported')
+  const server = spans.find((span) => span.kind === 2)!
+  t.equal(server.parentSpanId, CALLER_SPAN)
+  t.equal(server.resource['service.name'], 'macgate', 'macgate\'s default service name')
+  const client = spans.find((span) => span.kind === 3)!
+  t.equal(upstream.requests.at(-1)!.headers.traceparent, `00-${CALLER_TRACE}-${client.spanId}-01`)
+})
+
+t.test('"tracing": {"acceptIncomingContext": true} trusts every caller\'s context', async (t) => {
+  const open = await buildGateway({ store, config: { upstream: upstream.url, routes: echoRoutes, tracing: { acceptIncomingContext: true } }, tracing })
+  t.teardown(async () => await open.close())
+  const trace = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab'
+  const answer = await signedInject(open, { url: '/echo/open', token: tokens.accessToken, macKey: tokens.macKey, headers: { traceparent: `00-${trace}-${CALLER_SPAN}-01` } })
+  t.equal(answer.statusCode, 200)
+  const spans = await receiver.waitFor((all) => all.some((span) => span.kind === 2 && span.traceId === trace))
+  t.equal(spans.find((span) => span.kind === 2 && span.traceId === trace)!.parentSpanId, CALLER_SPAN, 'the caller\'s span parents the server span')
+})
