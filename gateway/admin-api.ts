@@ -20,7 +20,7 @@ const object = (properties: Record<string, unknown>, required: string[] = []) =>
 
 // A new client's fields are the plugin's schema (one set of limits with the CLI), by the API's names.
 const field = newClientSchema.properties
-const { redirectUris, allowedOrigins, quotaPerMinute, responseTypes } = field
+const { redirectUris, allowedOrigins, quotaPerMinute, responseTypes, grantTypes } = field
 
 const schemas = {
   newClient: object({
@@ -28,6 +28,7 @@ const schemas = {
     redirect_uris: redirectUris,
     scope: field.scope,
     response_types: responseTypes,
+    grant_types: grantTypes,
     require_pkce: field.requirePkce,
     public: field.public,
     allowed_origins: allowedOrigins,
@@ -37,7 +38,7 @@ const schemas = {
   }, ['name', 'redirect_uris']),
   // A field given replaces the registered one; at least one is given.
   // A null quota removes the client's own limit (the routes' defaults apply again).
-  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, quota_per_minute: { anyOf: [quotaPerMinute, { type: 'null' }] } }), minProperties: 1 },
+  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, grant_types: grantTypes, quota_per_minute: { anyOf: [quotaPerMinute, { type: 'null' }] } }), minProperties: 1 },
   rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
   newUser: object({ username: text, password }, ['username', 'password']),
   newPassword: object({ password }, ['password'])
@@ -66,6 +67,7 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
     redirect_uris: client.redirectUris,
     scope: client.scopes.join(' '),
     response_types: client.responseTypes,
+    grant_types: client.grantTypes,
     require_pkce: client.requirePkce,
     public: client.public === true,
     allowed_origins: client.allowedOrigins ?? [],
@@ -96,7 +98,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
 
   app.get('/admin/clients', async () => (await store.listClients()).map((client) => clientView(client, clock())))
 
-  app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, require_pkce?: boolean, public?: boolean, allowed_origins?: string[], resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256', quota_per_minute?: number } }>(
+  app.post<{ Body: { name: string, redirect_uris: string[], scope?: string, response_types?: Array<'code' | 'token'>, grant_types?: string[], require_pkce?: boolean, public?: boolean, allowed_origins?: string[], resource_server?: boolean, mac_algorithm?: 'HmacSha1' | 'HmacSha256', quota_per_minute?: number } }>(
     '/admin/clients', { schema: { body: schemas.newClient }, validatorCompiler: pluginValidator }, async (request, reply) => {
       const body = request.body
       const { client, clientSecret } = await registerClient(store, registry, {
@@ -104,6 +106,7 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
         redirectUris: body.redirect_uris,
         ...(body.scope !== undefined && { scope: body.scope }),
         ...(body.response_types !== undefined && { responseTypes: body.response_types }),
+        ...(body.grant_types !== undefined && { grantTypes: body.grant_types }),
         ...(body.require_pkce !== undefined && { requirePkce: body.require_pkce }),
         ...(body.public !== undefined && { public: body.public }),
         ...(body.allowed_origins !== undefined && { allowedOrigins: body.allowed_origins }),
@@ -115,13 +118,14 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
       return await reply.code(201).send({ ...clientView(client, clock()), ...(clientSecret !== undefined && { client_secret: clientSecret }) })
     })
 
-  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, quota_per_minute?: number | null } }>(
+  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, grant_types?: string[], quota_per_minute?: number | null } }>(
     '/admin/clients/:clientId', { schema: { body: schemas.clientUpdate } }, async (request) => {
       const body = request.body
       const update: ClientUpdate = {
         ...(body.redirect_uris !== undefined && { redirectUris: body.redirect_uris }),
         ...(body.allowed_origins !== undefined && { allowedOrigins: body.allowed_origins }),
         ...(body.response_types !== undefined && { responseTypes: body.response_types }),
+        ...(body.grant_types !== undefined && { grantTypes: body.grant_types }),
         ...(body.quota_per_minute !== undefined && { quotaPerMinute: body.quota_per_minute })
       }
       return clientView(await updateClient(store, request.params.clientId, update, events), clock())

@@ -6,6 +6,7 @@ import { hashSecret, newClientId, randomBase64Url } from './core/credentials.ts'
 import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, TokenStore, UserGrant } from './store/store.ts'
 import { originProblem } from './core/origins.ts'
 import { revokeUserGrants } from './account/authorized-apps.ts'
+import { GRANT_TYPES, grantTypesOfResponseTypes, grantTypesWithResponseTypes, normalGrantTypes, responseTypesOf, type GrantType, type ResponseType } from './core/grant-types.ts'
 import type { AuditEvents } from './observe/events.ts'
 
 /** A registration the operator asked for that cannot be made; the message says which field. */
@@ -29,8 +30,10 @@ export interface NewClient {
   redirectUris: string[]
   /** Space-separated; the client's allowed and default scopes. */
   scope?: string
-  /** Default: code and token; a public client or one requiring PKCE, code only. */
-  responseTypes?: Array<'code' | 'token'>
+  /** Default: code and token; a public client or one requiring PKCE, code only. With `grantTypes`, theirs. */
+  responseTypes?: ResponseType[]
+  /** RFC 7591 names; default: those of the response types. `authorization_code` brings `refresh_token`. */
+  grantTypes?: string[]
   requirePkce?: boolean
   /** A public client (RFC 6749 §2.1): no secret, PKCE required; for apps in a browser or on a device. */
   public?: boolean
@@ -51,7 +54,9 @@ export interface ClientUpdate {
   redirectUris?: string[]
   /** Replaces the list; `[]` removes every allowed origin. */
   allowedOrigins?: string[]
-  responseTypes?: Array<'code' | 'token'>
+  responseTypes?: ResponseType[]
+  /** Replaces the grant types (and the response types with them); response types alone keep the device grant. */
+  grantTypes?: string[]
   /** `null` removes the client's own limit: the routes' defaults apply again. */
   quotaPerMinute?: number | null
 }
@@ -73,6 +78,7 @@ export const newClientSchema = {
     redirectUris: { type: 'array', minItems: 1, maxItems: 20, items: text },
     scope: text,
     responseTypes: { type: 'array', minItems: 1, items: { enum: ['code', 'token'] } },
+    grantTypes: { type: 'array', minItems: 1, maxItems: 10, items: { enum: GRANT_TYPES } },
     requirePkce: { type: 'boolean' },
     public: { type: 'boolean' },
     allowedOrigins: { type: 'array', maxItems: 20, items: text },
@@ -117,15 +123,41 @@ function checkAllowedOrigins (origins: string[]): void {
  * grant only when it asks for it (RFC 9700 §2.1.2 discourages it; the spec offers it to apps
  * without a server).
  */
-function checkResponseTypes (types: string[], requirePkce: boolean, isPublic: boolean): Array<'code' | 'token'> {
+function checkResponseTypes (types: string[], requirePkce: boolean, isPublic: boolean): ResponseType[] {
   const unique = [...new Set(types)]
   if (unique.length === 0 || unique.some((type) => type !== 'code' && type !== 'token')) {
     throw new RegistrationError('response types must be code, token or both')
   }
-  if (requirePkce && !isPublic && unique.includes('token')) {
+  checkImplicit(unique as ResponseType[], requirePkce, isPublic)
+  return unique as ResponseType[]
+}
+
+function checkImplicit (responseTypes: ResponseType[], requirePkce: boolean, isPublic: boolean): void {
+  if (requirePkce && !isPublic && responseTypes.includes('token')) {
     throw new RegistrationError('a client requiring PKCE cannot use response type token (the implicit grant has no PKCE)')
   }
-  return unique as Array<'code' | 'token'>
+}
+
+/**
+ * The grant types asked for (RFC names) and the response types they allow; response types given
+ * beside them must be those. A device-only client has no response type.
+ */
+function checkGrantTypes (types: string[], responseTypes: string[] | undefined, requirePkce: boolean, isPublic: boolean): { grantTypes: GrantType[], responseTypes: ResponseType[] } {
+  const normal = normalGrantTypes(types)
+  if ('problem' in normal) throw new RegistrationError(normal.problem)
+  const implied = responseTypesOf(normal.grantTypes)
+  if (responseTypes !== undefined) {
+    const given = new Set(responseTypes)
+    if (given.size !== implied.length || implied.some((type) => !given.has(type))) {
+      throw new RegistrationError(`response types ${[...given].join(',')} do not match grant types ${normal.grantTypes.join(',')} (authorization_code is code, implicit is token)`)
+    }
+  }
+  checkImplicit(implied, requirePkce, isPublic)
+  return { grantTypes: normal.grantTypes, responseTypes: implied }
+}
+
+function withTheirGrantTypes (responseTypes: ResponseType[]): { grantTypes: GrantType[], responseTypes: ResponseType[] } {
+  return { grantTypes: grantTypesOfResponseTypes(responseTypes), responseTypes }
 }
 
 /**
@@ -149,7 +181,9 @@ export async function registerClient (store: ClientStore, registry: ScopeRegistr
   if (isPublic && input.requirePkce === false) throw new RegistrationError('a public client always requires PKCE')
   if (isPublic && input.resourceServer === true) throw new RegistrationError('a public client cannot be a resource server (it has no secret to introspect with)')
   const requirePkce = isPublic || input.requirePkce === true
-  const responseTypes = checkResponseTypes(input.responseTypes ?? (requirePkce ? ['code'] : ['code', 'token']), requirePkce, isPublic)
+  const { grantTypes, responseTypes } = input.grantTypes === undefined
+    ? withTheirGrantTypes(checkResponseTypes(input.responseTypes ?? (requirePkce ? ['code'] : ['code', 'token']), requirePkce, isPublic))
+    : checkGrantTypes(input.grantTypes, input.responseTypes, requirePkce, isPublic)
   for (const ttl of [input.accessTokenTtl, input.refreshTokenTtl]) {
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1)) throw new RegistrationError('token lifetimes must be whole seconds')
   }
@@ -164,6 +198,7 @@ export async function registerClient (store: ClientStore, registry: ScopeRegistr
     redirectUris: input.redirectUris,
     scopes,
     responseTypes,
+    grantTypes,
     requirePkce,
     ...(isPublic && { public: true as const }),
     ...(input.allowedOrigins !== undefined && input.allowedOrigins.length > 0 && { allowedOrigins: [...new Set(input.allowedOrigins)] }),
@@ -180,7 +215,7 @@ export async function registerClient (store: ClientStore, registry: ScopeRegistr
 }
 
 /**
- * Changes a registered client's redirect URIs, allowed origins, response types or own quota,
+ * Changes a registered client's redirect URIs, allowed origins, grant and response types or own quota,
  * checked as at registration. Codes already issued keep the redirect URI they were issued for;
  * browsers on an origin removed here lose CORS access within the origin cache's lifetime, and a
  * quota reaches every gateway within the client limits' lifetime (10 s).
@@ -194,13 +229,22 @@ export async function updateClient (store: ClientStore, clientId: string, update
   const changes: ClientChanges = {
     ...(update.redirectUris !== undefined && { redirectUris: [...new Set(update.redirectUris)] }),
     ...(update.allowedOrigins !== undefined && { allowedOrigins: [...new Set(update.allowedOrigins)] }),
-    ...(update.responseTypes !== undefined && { responseTypes: checkResponseTypes(update.responseTypes, client.requirePkce, client.public === true) }),
+    ...grantChanges(client, update),
     ...(update.quotaPerMinute !== undefined && { quotaPerMinute: update.quotaPerMinute })
   }
   const updated = await store.updateClient(clientId, changes)
   if (updated === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
   events?.record('client.updated', { clientId, fields: Object.keys(changes) })
   return updated
+}
+
+/** The grant and response types an update asks for: by grant types, or by response types keeping the device grant. */
+function grantChanges (client: ClientRecord, { grantTypes, responseTypes }: ClientUpdate): Pick<ClientChanges, 'grantTypes' | 'responseTypes'> {
+  const isPublic = client.public === true
+  if (grantTypes !== undefined) return checkGrantTypes(grantTypes, responseTypes, client.requirePkce, isPublic)
+  if (responseTypes === undefined) return {}
+  const checked = checkResponseTypes(responseTypes, client.requirePkce, isPublic)
+  return { responseTypes: checked, grantTypes: grantTypesWithResponseTypes(client.grantTypes, checked) }
 }
 
 const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/

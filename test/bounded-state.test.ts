@@ -92,7 +92,7 @@ t.test('embedded store: a client\'s grant list forgets grants past their time', 
   const store: Store = new MemoryStore({ sweepIntervalMs: 50, clock: () => Date.now() + skipped })
   t.teardown(async () => { await store.close() })
   const clientId = '1000000000000000003'
-  await store.saveClient({ id: clientId, name: 'a', secretHash: hashSecret(randomBase64Url(8)), redirectUris: ['https://a.example/cb'], scopes: ['1'], responseTypes: ['code'], requirePkce: false, createdAt: Date.now() })
+  await store.saveClient({ id: clientId, name: 'a', secretHash: hashSecret(randomBase64Url(8)), redirectUris: ['https://a.example/cb'], scopes: ['1'], responseTypes: ['code'], grantTypes: ['authorization_code', 'refresh_token'], requirePkce: false, createdAt: Date.now() })
   const [forgotten, kept] = [issue(newGrantId(), { clientId }), issue(newGrantId(), { clientId })]
   await store.trackGrant(clientId, forgotten.grantId, Date.now() + 100, 'user-1')
   await store.trackGrant(clientId, kept.grantId, Date.now() + 3_600_000, 'user-1')

@@ -67,9 +67,10 @@ t.test('clients and users against Redis', async (t) => {
     redirectUris: ['https://a.example/cb', 'http://127.0.0.1:9/cb'],
     scopes: ['1', '3'],
     responseTypes: ['code'],
+    grantTypes: ['authorization_code', 'refresh_token'],
     requirePkce: true
   })
-  t.same(clients.find((client) => client.id === first.client_id), { id: first.client_id, name: 'N', redirectUris: ['https://a.example/cb'], scopes: ['1', '3'], responseTypes: ['code', 'token'], requirePkce: false, createdAt: clients.find((client) => client.id === first.client_id)!.createdAt })
+  t.same(clients.find((client) => client.id === first.client_id), { id: first.client_id, name: 'N', redirectUris: ['https://a.example/cb'], scopes: ['1', '3'], responseTypes: ['code', 'token'], grantTypes: ['authorization_code', 'refresh_token', 'implicit'], requirePkce: false, createdAt: clients.find((client) => client.id === first.client_id)!.createdAt })
   for (const secret of [first.client_secret as string, second.client_secret, plain?.[2] ?? 'unset']) {
     t.notOk(listed.stdout.includes(secret), 'no secret in the list')
     t.notOk(listed.stdout.includes(createHash('sha256').update(secret).digest('base64url')), 'no secret hash (base64url)')
@@ -80,8 +81,8 @@ t.test('clients and users against Redis', async (t) => {
   const human = await runInProcess(['clients', 'list'], env)
   t.equal(human.code, 0)
   t.equal(human.stdout.split('\n').filter((line) => line !== '').length, 4, 'a header, then one line per client')
-  t.match(human.stdout, /^CLIENT_ID +NAME +SCOPE +RESPONSE_TYPES +TYPE +PKCE +RESOURCE_SERVER +MAC_ALGORITHM +ALLOWED_ORIGINS +REDIRECT_URIS\n/)
-  t.match(human.stdout, new RegExp(`\n${second.client_id}  Full +1 3 +code +confidential +required +no +HmacSha1 +- +https://a\\.example/cb http://127\\.0\\.0\\.1:9/cb\n`))
+  t.match(human.stdout, /^CLIENT_ID +NAME +SCOPE +RESPONSE_TYPES +GRANT_TYPES +TYPE +PKCE +RESOURCE_SERVER +MAC_ALGORITHM +ALLOWED_ORIGINS +REDIRECT_URIS\n/)
+  t.match(human.stdout, new RegExp(`\n${second.client_id}  Full +1 3 +code +code +confidential +required +no +HmacSha1 +- +https://a\\.example/cb http://127\\.0\\.0\\.1:9/cb\n`))
 
   for (const id of clients.map((client) => client.id as string)) {
     const removed = await runInProcess(['clients', 'remove', id], env)

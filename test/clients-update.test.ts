@@ -23,11 +23,11 @@ t.test('a public client with allowed origins, then updated; the refusals', async
   t.match(listed.find((client) => client.id === id), { public: true, requirePkce: true, responseTypes: ['code'], allowedOrigins: ['https://cdn.example'] })
   t.match(listed.find((client) => client.name === 'SPA 2'), { public: true, responseTypes: ['code', 'token'] }, 'the implicit grant when asked for')
   const human = (await runInProcess(['clients', 'list'], env)).stdout
-  t.match(human, new RegExp(`\n${id}  SPA +1 3 +code +public +required +no +HmacSha1 +https://cdn\\.example +http://127\\.0\\.0\\.1:5173/cb\n`))
+  t.match(human, new RegExp(`\n${id}  SPA +1 3 +code +code +public +required +no +HmacSha1 +https://cdn\\.example +http://127\\.0\\.0\\.1:5173/cb\n`))
 
   const updated = await runInProcess(['clients', 'update', id, '--allowed-origin', 'https://a.example', '--allowed-origin', 'https://b.example', '--response-types', 'code,token'], env)
   t.equal(updated.code, 0, updated.stderr)
-  t.equal(updated.stdout, `updated client ${id}: redirect URIs http://127.0.0.1:5173/cb; response types code,token; browser origins http://127.0.0.1:5173 https://a.example https://b.example\n`)
+  t.equal(updated.stdout, `updated client ${id}: redirect URIs http://127.0.0.1:5173/cb; response types code,token; grant types code,implicit; browser origins http://127.0.0.1:5173 https://a.example https://b.example\n`)
   const cleared = await runInProcess(['clients', 'update', id, '--no-allowed-origins', '--redirect-uri', 'https://new.example/cb', '--json'], env)
   t.match(JSON.parse(cleared.stdout), { id, redirectUris: ['https://new.example/cb'], public: true })
   t.notOk('allowedOrigins' in JSON.parse(cleared.stdout), 'no allowed origins left')

@@ -231,7 +231,7 @@ t.test('RFC 6749 §5.2 errors', async (t) => {
 
   // A client registered for the implicit grant only may not redeem a code (its registration changed since).
   const { code: second } = await obtainCode(app, client.clientId, { scope: '1' })
-  await store.saveClient({ ...client.client, responseTypes: ['token'] })
+  await store.saveClient({ ...client.client, responseTypes: ['token'], grantTypes: ['implicit'] })
   assertStandardError(t, await standardToken(app, codeForm(client, second)), 'unauthorized_client', 400)
 
   // Counted with /oauth2/token's requests, by grant type (never the client's text) and result.

@@ -1,4 +1,4 @@
-import { registerClient, removeClient, rotateClientSecret, ScopeRegistry, updateClient, type ClientRecord, type ClientUpdate } from '../../plugin/index.ts'
+import { grantTypesOfShortNames, registerClient, removeClient, rotateClientSecret, ScopeRegistry, shortNamesOf, updateClient, type ClientRecord, type ClientUpdate, type GrantType } from '../../plugin/index.ts'
 import { withAdminStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
 import { parseCommand, UsageError } from './usage.ts'
@@ -12,6 +12,7 @@ async function add (args: string[], { env, stdout }: CommandIO): Promise<void> {
       'redirect-uri': { type: 'string', multiple: true },
       scope: { type: 'string' },
       'response-types': { type: 'string' },
+      'grant-types': { type: 'string' },
       'require-pkce': { type: 'boolean' },
       public: { type: 'boolean' },
       'allowed-origin': { type: 'string', multiple: true },
@@ -27,12 +28,14 @@ async function add (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const macAlgorithm = values['mac-algorithm']
   if (macAlgorithm !== undefined && macAlgorithm !== 'HmacSha1' && macAlgorithm !== 'HmacSha256') throw new UsageError(`--mac-algorithm must be HmacSha1 or HmacSha256, not ${macAlgorithm}`)
   const responseTypes = responseTypesOf(values['response-types'])
+  const grantTypes = grantTypesOf(values['grant-types'])
   await withAdminStore(env, async (store) => {
     const { client, clientSecret } = await registerClient(store, new ScopeRegistry(), {
       name: values.name!,
       redirectUris: values['redirect-uri']!,
       ...(values.scope !== undefined && { scope: values.scope }),
       ...(responseTypes !== undefined && { responseTypes }),
+      ...(grantTypes !== undefined && { grantTypes }),
       ...(values['require-pkce'] !== undefined && { requirePkce: values['require-pkce'] }),
       public: values.public ?? false,
       ...(values['allowed-origin'] !== undefined && { allowedOrigins: values['allowed-origin'] }),
@@ -64,6 +67,14 @@ function responseTypesOf (value: string | undefined): Array<'code' | 'token'> | 
   return value?.split(',').map((type) => type.trim()) as Array<'code' | 'token'> | undefined
 }
 
+/** `--grant-types code,implicit,device`: short names, `code` and `device` bringing `refresh_token`. */
+function grantTypesOf (value: string | undefined): GrantType[] | undefined {
+  if (value === undefined) return undefined
+  const named = grantTypesOfShortNames(value.split(',').map((name) => name.trim()))
+  if ('problem' in named) throw new UsageError(`--grant-types: ${named.problem}`)
+  return named.grantTypes
+}
+
 function clientOriginsLine (client: Pick<ClientRecord, 'redirectUris' | 'allowedOrigins'>): string {
   const origins = new Set([...client.redirectUris.map((uri) => URL.canParse(uri) ? new URL(uri).origin : uri), ...client.allowedOrigins ?? []])
   return [...origins].join(' ')
@@ -82,6 +93,7 @@ async function update (args: string[], { env, stdout }: CommandIO): Promise<void
       'allowed-origin': { type: 'string', multiple: true },
       'no-allowed-origins': { type: 'boolean' },
       'response-types': { type: 'string' },
+      'grant-types': { type: 'string' },
       'quota-per-minute': { type: 'string' },
       'no-quota': { type: 'boolean' },
       json: { type: 'boolean' }
@@ -92,21 +104,23 @@ async function update (args: string[], { env, stdout }: CommandIO): Promise<void
   const quotaPerMinute = values['no-quota'] === true ? null : quotaOf(values['quota-per-minute'])
   if (values['no-allowed-origins'] === true && values['allowed-origin'] !== undefined) throw new UsageError('clients update takes --allowed-origin or --no-allowed-origins, not both')
   const responseTypes = responseTypesOf(values['response-types'])
+  const grantTypes = grantTypesOf(values['grant-types'])
   const changes: ClientUpdate = {
     ...(values['redirect-uri'] !== undefined && { redirectUris: values['redirect-uri'] }),
     ...(values['allowed-origin'] !== undefined && { allowedOrigins: values['allowed-origin'] }),
     ...(values['no-allowed-origins'] === true && { allowedOrigins: [] }),
     ...(responseTypes !== undefined && { responseTypes }),
+    ...(grantTypes !== undefined && { grantTypes }),
     ...(quotaPerMinute !== undefined && { quotaPerMinute })
   }
-  if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins, --response-types, --quota-per-minute or --no-quota')
+  if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins, --response-types, --grant-types, --quota-per-minute or --no-quota')
   await withAdminStore(env, async (store) => {
     const { secretHash: _secret, previousSecretHash: _previous, ...client } = await updateClient(store, positionals[0]!, changes)
     if (values.json === true) {
       stdout.write(`${JSON.stringify(client)}\n`)
       return
     }
-    stdout.write(`updated client ${client.id}: redirect URIs ${client.redirectUris.join(' ')}; response types ${client.responseTypes.join(',')}; browser origins ${clientOriginsLine(client)}\n`)
+    stdout.write(`updated client ${client.id}: redirect URIs ${client.redirectUris.join(' ')}; response types ${client.responseTypes.join(',')}; grant types ${shortNamesOf(client.grantTypes).join(',')}; browser origins ${clientOriginsLine(client)}\n`)
   })
 }
 
@@ -130,7 +144,8 @@ const COLUMNS: Array<[string, (client: Omit<ClientRecord, 'secretHash'>) => stri
   ['CLIENT_ID', (client) => client.id],
   ['NAME', (client) => client.name],
   ['SCOPE', (client) => client.scopes.join(' ')],
-  ['RESPONSE_TYPES', (client) => client.responseTypes.join(',')],
+  ['RESPONSE_TYPES', (client) => client.responseTypes.join(',') || '-'],
+  ['GRANT_TYPES', (client) => shortNamesOf(client.grantTypes).join(',')],
   ['TYPE', (client) => client.public === true ? 'public' : 'confidential'],
   ['PKCE', (client) => client.requirePkce ? 'required' : 'optional'],
   ['RESOURCE_SERVER', (client) => client.resourceServer === true ? 'yes' : 'no'],

@@ -64,18 +64,21 @@ export const usage = `Usage: macgate <command>
                               a bad field fails the start with its name (see README, Running).
                               Without --config and MACGATE_UPSTREAM: the sample open API.
   clients add --name NAME --redirect-uri URI [--redirect-uri URI2] [--scope "1 3"]
-              [--response-types code,token] [--require-pkce] [--resource-server]
-              [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256]
+              [--response-types code,token | --grant-types code,implicit,device]
+              [--require-pkce] [--resource-server] [--public] [--allowed-origin ORIGIN]... [--mac-algorithm HmacSha1|HmacSha256]
               [--quota-per-minute N] [--json]
                               --public: an app in a browser, no secret, PKCE (code grant unless
                               --response-types says token too); its redirect URIs' origins and
-                              each --allowed-origin may call the open API from a browser (CORS)
+                              each --allowed-origin may call the open API from a browser (CORS);
+                              --grant-types: code (with refresh_token), implicit, device (with
+                              refresh_token); the token endpoints refuse any other grant
   clients list [--json]
   clients show ID [--config FILE] [--json]
                               the client, and its quota on each limited route of FILE with this
                               minute's use over every instance
   clients update ID [--redirect-uri URI]... [--allowed-origin ORIGIN]... [--no-allowed-origins]
-              [--response-types code,token] [--quota-per-minute N | --no-quota] [--json]
+              [--response-types code,token] [--grant-types code,implicit,device]
+              [--quota-per-minute N | --no-quota] [--json]
                               an option given replaces that field (a list: the whole list);
                               --no-quota: the routes' default quotas apply again
   clients remove ID

@@ -6,6 +6,7 @@ import type { ClientRecord } from '../store/store.ts'
 import { authenticateClient } from './client-auth.ts'
 import { exchangeCode } from './grants/code.ts'
 import { refreshTokens } from './grants/refresh.ts'
+import { checkGrantAllowed } from './grants/allowed-grant.ts'
 import { sendStandardError, sendStandardJson } from './standard-replies.ts'
 import { servedClient, type TokenEndpointCors } from './token-cors.ts'
 
@@ -67,6 +68,7 @@ export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateCo
     if (!known) throw errors.unsupportedGrantType()
     const client = await authenticate(config, request, params)
     servedClient(request, client)
+    checkGrantAllowed(client, grantType)
     const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
     config.metrics.tokenRequests.labels(grantType, 'issued').inc()
     return await sendStandardJson(reply, body)

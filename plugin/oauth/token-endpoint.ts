@@ -5,6 +5,7 @@ import type { MacgateContext } from '../config/options.ts'
 import { authenticateClient, usesBasicAuth } from './client-auth.ts'
 import { exchangeCode } from './grants/code.ts'
 import { refreshTokens } from './grants/refresh.ts'
+import { checkGrantAllowed } from './grants/allowed-grant.ts'
 import { servedClient, type TokenEndpointCors } from './token-cors.ts'
 import { queryOf, single, type Params } from '../core/params.ts'
 
@@ -54,6 +55,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateContext, c
       // The GET form is the spec's, for its confidential SDKs: a browser app posts (RFC 6749 §3.2).
       if (client.public === true && request.method !== 'POST') throw errors.invalidRequest('a public client uses POST')
       servedClient(request, client)
+      checkGrantAllowed(client, grantType)
       const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
       config.metrics.tokenRequests.labels(grantType, 'issued').inc()
       return await sendTokenBody(reply, body)

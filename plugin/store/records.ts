@@ -10,6 +10,8 @@
  * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
  */
 
+import { grantTypesOfResponseTypes, type GrantType, type ResponseType } from '../core/grant-types.ts'
+
 export interface ClientRecord {
   id: string
   name: string
@@ -17,7 +19,13 @@ export interface ClientRecord {
   secretHash: string
   redirectUris: string[]
   scopes: string[]
-  responseTypes: Array<'code' | 'token'>
+  /** What the authorization endpoint serves it: follows from `grantTypes` (core/grant-types.ts). */
+  responseTypes: ResponseType[]
+  /**
+   * What the token endpoints serve it (RFC names). A record saved before clients had them reads
+   * with the ones its response types allowed (`storedClient`).
+   */
+  grantTypes: GrantType[]
   requirePkce: boolean
   /** The secret before the last rotation, accepted until `previousSecretUntil` (ms since the epoch). */
   previousSecretHash?: string
@@ -41,7 +49,13 @@ export interface ClientRecord {
  * What `Store.updateClient` replaces; `allowedOrigins: []` removes them, `quotaPerMinute: null` the
  * client's own limit (the routes' defaults apply again). More fields may join.
  */
-export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes'>> & { quotaPerMinute?: number | null }
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'grantTypes'>> & { quotaPerMinute?: number | null }
+
+/** A client record as read from a store: one saved before clients had grant types gets those its response types allowed. */
+export function storedClient (client: ClientRecord): ClientRecord {
+  if (Array.isArray(client.grantTypes)) return client
+  return { ...client, grantTypes: grantTypesOfResponseTypes(client.responseTypes) }
+}
 
 /** A client that registered an origin (by a redirect URI or an allowed origin). */
 export interface OriginClient {

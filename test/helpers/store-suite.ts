@@ -35,6 +35,7 @@ export function newClient (): { record: ClientRecord, secret: string } {
     redirectUris: [REDIRECT_URI],
     scopes: ['1', '3', '4'],
     responseTypes: ['code', 'token'],
+    grantTypes: ['authorization_code', 'refresh_token', 'implicit'],
     requirePkce: false,
     accessTokenTtl: 600,
     createdAt: Date.now()
@@ -152,6 +153,21 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.listClients(), [b.record])
     t.equal(await store.removeClient(a.record.id), false, 'already removed')
     t.equal(await store.removeClient('1000000000000000000'), false, 'never existed')
+  })
+
+  test('clients: a record saved before grant types reads with those its response types allowed', async (t, store) => {
+    const { grantTypes: _none, ...old } = newClient().record
+    const codeOnly = { ...newClient().record, responseTypes: ['code' as const] }
+    const { grantTypes: _also, ...oldCodeOnly } = codeOnly
+    await store.saveClient(old as ClientRecord)
+    await store.saveClient(oldCodeOnly as ClientRecord)
+    t.strictSame((await store.getClient(old.id))?.grantTypes, ['authorization_code', 'refresh_token', 'implicit'], 'code and token: the code grant, its refreshes, the implicit grant')
+    t.strictSame((await store.getClient(codeOnly.id))?.grantTypes, ['authorization_code', 'refresh_token'], 'code alone')
+    t.strictSame((await store.listClients()).map((client) => client.grantTypes).sort(), [['authorization_code', 'refresh_token'], ['authorization_code', 'refresh_token', 'implicit']], 'listed alike')
+    t.strictSame((await store.rotateClientSecret(codeOnly.id, 'h', Date.now()))?.grantTypes, ['authorization_code', 'refresh_token'], 'rotated alike')
+    const updated = await store.updateClient(old.id, { grantTypes: ['implicit'], responseTypes: ['token'] })
+    t.strictSame([updated?.grantTypes, updated?.responseTypes], [['implicit'], ['token']], 'an update replaces them')
+    t.strictSame(await store.getClient(old.id), updated, 'as stored')
   })
 
   test('clients: a secret rotation keeps the previous hash until a time, atomically', async (t, store) => {

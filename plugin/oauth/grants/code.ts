@@ -35,7 +35,6 @@ export async function exchangeCode (config: MacgateContext, client: ClientRecord
   })
   checkVerifier(client, record, params)
 
-  if (!client.responseTypes.includes('code')) throw errors.unauthorizedClient()
   const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
   const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
   const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl)

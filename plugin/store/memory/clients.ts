@@ -1,5 +1,5 @@
 import { clientOrigins } from '../../core/origins.ts'
-import { withChanges } from '../records.ts'
+import { storedClient, withChanges } from '../records.ts'
 import type { ClientChanges, ClientRecord, OriginClient } from '../records.ts'
 import type { ClientStore } from '../roles.ts'
 import type { MemoryGrantIndex } from './grant-index.ts'
@@ -59,7 +59,7 @@ export class MemoryClients implements ClientStore {
 
   #save (client: ClientRecord): void {
     this.#indexOrigins(this.#clients.get(client.id), client)
-    this.#clients.set(client.id, structuredClone(client))
+    this.#clients.set(client.id, structuredClone(storedClient(client)))
   }
 
   /** Moves the client's entries in the origin index from its old record's origins to its new one's. */

@@ -1,5 +1,5 @@
 import { clientOrigins } from '../../core/origins.ts'
-import { withChanges } from '../records.ts'
+import { storedClient, withChanges } from '../records.ts'
 import type { ClientChanges, ClientRecord, OriginClient } from '../records.ts'
 import type { ClientStore } from '../roles.ts'
 import { parse, type RedisContext } from './context.ts'
@@ -28,7 +28,7 @@ export class RedisClients implements ClientStore {
     // The secret fields are the script's to keep: a rotation since the read is not undone.
     const updated = withChanges(client, changes)
     const { redis, keys, answer } = this.#context
-    return parse(await answer('macgateUpdateClient', redis.macgateUpdateClient(
+    return clientOf(await answer('macgateUpdateClient', redis.macgateUpdateClient(
       keys.client(clientId), keys.originsOf(clientId),
       clientId, JSON.stringify(updated), keys.originPrefix(), originMember(updated), ...clientOrigins(updated))) as string | null)
   }
@@ -41,7 +41,7 @@ export class RedisClients implements ClientStore {
 
   async getClient (clientId: string): Promise<ClientRecord | undefined> {
     const { redis, keys, answer } = this.#context
-    return parse(await answer('get', redis.get(keys.client(clientId))))
+    return clientOf(await answer('get', redis.get(keys.client(clientId))))
   }
 
   async listClients (): Promise<ClientRecord[]> {
@@ -49,12 +49,12 @@ export class RedisClients implements ClientStore {
     const ids = (await answer('smembers', redis.smembers(keys.clientIndex()))).sort()
     if (ids.length === 0) return []
     const records = await answer('mget', redis.mget(ids.map((id) => keys.client(id))))
-    return records.flatMap((record) => record === null ? [] : [JSON.parse(record) as ClientRecord])
+    return records.flatMap((record) => record === null ? [] : [storedClient(JSON.parse(record) as ClientRecord)])
   }
 
   async rotateClientSecret (clientId: string, secretHash: string, previousUntil: number): Promise<ClientRecord | undefined> {
     const { redis, keys, answer } = this.#context
-    return parse(await answer('macgateRotateSecret', redis.macgateRotateSecret(keys.client(clientId), secretHash, previousUntil)) as string | null)
+    return clientOf(await answer('macgateRotateSecret', redis.macgateRotateSecret(keys.client(clientId), secretHash, previousUntil)) as string | null)
   }
 
   async removeClient (clientId: string): Promise<boolean> {
@@ -67,6 +67,12 @@ export class RedisClients implements ClientStore {
     await answer('del', redis.del(grantsKey))
     return true
   }
+}
+
+/** A client's stored JSON as its record (one saved before grant types gets them). */
+function clientOf (json: string | null): ClientRecord | undefined {
+  const client = parse<ClientRecord>(json)
+  return client && storedClient(client)
 }
 
 /** The client's member in an origin's set: whether it is public, then its id. */
