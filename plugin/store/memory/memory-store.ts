@@ -5,6 +5,7 @@ import { MemoryGrantIndex } from './grant-index.ts'
 import { MemoryGrants } from './grants.ts'
 import { MemoryHitCounters } from './hit-counters.ts'
 import { MemoryNonces } from './nonces.ts'
+import { MemoryRegistrationTokens } from './registration-tokens.ts'
 import { ComposedStore } from '../composed-store.ts'
 import type { Store } from '../roles.ts'
 
@@ -44,8 +45,9 @@ export class MemoryStore extends ComposedStore implements Store {
     const accounts = new MemoryAccounts(clock)
     const nonces = new MemoryNonces(clock, maxNonces)
     const hits = new MemoryHitCounters(clock)
-    super({ clients: new MemoryClients(grantIndex, grants), accounts, consents: new MemoryConsents(clock), grantIndex, grants, nonces, hits })
-    this.#sweepers = [grants, hits, nonces, accounts, grantIndex]
+    const registrationTokens = new MemoryRegistrationTokens(clock)
+    super({ clients: new MemoryClients(grantIndex, grants), accounts, consents: new MemoryConsents(clock), grantIndex, grants, nonces, hits, registrationTokens })
+    this.#sweepers = [grants, hits, nonces, accounts, grantIndex, registrationTokens]
     this.#sweeper = setInterval(() => { for (const part of this.#sweepers) part.sweep() }, sweepIntervalMs).unref()
   }
 
