@@ -32,11 +32,13 @@ const DEFAULTS = {
   upstreamPool: { connections: 128, maxWaiting: 1024, ejectAfterFailures: 3, ejectMs: 10_000 },
   clientTimeouts: { headersMs: 15_000, requestMs: 300_000, keepAliveMs: 72_000, checkIntervalMs: 5000 },
   cors: true,
-  corsOriginCacheMs: 10_000
+  corsOriginCacheMs: 10_000,
+  registration: 'off',
+  registrationRateLimit: 10
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache, cors, corsOriginCacheMs)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, tokenCache, cors, corsOriginCacheMs, registration, registrationRateLimit)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {
