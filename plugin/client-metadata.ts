@@ -171,8 +171,7 @@ export function selfRegistrationOf (metadata: ClientMetadata, { via, initialToke
 }
 
 /** A self-registered client's metadata as RFC 7591 §3.2.1 answers it (no secret, no token). */
-export function metadataView (client: ClientRecord): Record<string, unknown> {
-  const registration = client.selfRegistration
+export function metadataView (client: ClientRecord, registration: SelfRegistration): Record<string, unknown> {
   return {
     client_id: client.id,
     client_id_issued_at: Math.floor(client.createdAt / 1000),
@@ -180,12 +179,12 @@ export function metadataView (client: ClientRecord): Record<string, unknown> {
     redirect_uris: client.redirectUris,
     grant_types: client.grantTypes,
     response_types: client.responseTypes,
-    token_endpoint_auth_method: registration?.tokenEndpointAuthMethod ?? (client.public === true ? 'none' : 'client_secret_basic'),
+    token_endpoint_auth_method: registration.tokenEndpointAuthMethod,
     scope: client.scopes.join(' '),
-    ...(registration?.clientUri !== undefined && { client_uri: registration.clientUri }),
-    ...(registration?.logoUri !== undefined && { logo_uri: registration.logoUri }),
-    ...(registration?.contacts !== undefined && { contacts: registration.contacts }),
-    ...(registration?.softwareId !== undefined && { software_id: registration.softwareId }),
-    ...(registration?.softwareVersion !== undefined && { software_version: registration.softwareVersion })
+    ...(registration.clientUri !== undefined && { client_uri: registration.clientUri }),
+    ...(registration.logoUri !== undefined && { logo_uri: registration.logoUri }),
+    ...(registration.contacts !== undefined && { contacts: registration.contacts }),
+    ...(registration.softwareId !== undefined && { software_id: registration.softwareId }),
+    ...(registration.softwareVersion !== undefined && { software_version: registration.softwareVersion })
   }
 }

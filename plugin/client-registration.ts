@@ -120,7 +120,7 @@ export async function registrationRoutes (fastify: FastifyInstance, config: Macg
     }, undefined, config.clock)
     config.events.record('client.registered', { clientId: client.id, name: client.name, by: 'registration', via: door.via, ...(initialTokenId !== undefined && { initialTokenId }), ip: request.ip })
     return await sendStandardJson(reply, {
-      ...metadataView(client),
+      ...metadataView(client, client.selfRegistration!),
       ...(clientSecret !== undefined && { client_secret: clientSecret, client_secret_expires_at: 0 }),
       registration_access_token: accessToken,
       registration_client_uri: clientUri(config, request, client.id)
@@ -131,7 +131,7 @@ export async function registrationRoutes (fastify: FastifyInstance, config: Macg
 
   fastify.get<{ Params: { clientId: string } }>(managed, async (request, reply) => {
     const client = await managedClient(request)
-    return await sendStandardJson(reply, { ...metadataView(client), registration_client_uri: clientUri(config, request, client.id) })
+    return await sendStandardJson(reply, { ...metadataView(client, client.selfRegistration!), registration_client_uri: clientUri(config, request, client.id) })
   })
 
   fastify.put<{ Params: { clientId: string } }>(managed, async (request, reply) => {
@@ -152,7 +152,7 @@ export async function registrationRoutes (fastify: FastifyInstance, config: Macg
     const updated = await store.updateClient(client.id, changes)
     if (updated === undefined) throw new BearerError('the registration access token is not valid for this client')
     config.events.record('client.updated', { clientId: client.id, fields: Object.keys(changes), by: 'registration', ip: request.ip })
-    return await sendStandardJson(reply, { ...metadataView(updated), registration_client_uri: clientUri(config, request, client.id) })
+    return await sendStandardJson(reply, { ...metadataView(updated, updated.selfRegistration!), registration_client_uri: clientUri(config, request, client.id) })
   })
 
   fastify.delete<{ Params: { clientId: string } }>(managed, async (request, reply) => {

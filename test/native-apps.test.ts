@@ -94,6 +94,8 @@ t.test('a private-use scheme: public clients only, never a look-alike of a schem
   const issued = await redeem(app, { grant_type: 'authorization_code', client_id: clientId, redirect_uri: redirectUri, code: location.searchParams.get('code')!, code_verifier: verifier })
   t.equal(issued.status, 200, JSON.stringify(issued.body))
   t.equal((await browser.get(authorizeUrl({ ...query, redirect_uri: 'com.example.other:/oauth2redirect' }))).statusCode, 400, 'another scheme does not match')
+  t.equal((await browser.get(authorizeUrl({ ...query, redirect_uri: 'com.example.app:/other' }))).statusCode, 400, 'nor another path')
+  t.equal((await browser.get(authorizeUrl({ ...query, redirect_uri: `${redirectUri}?from=app` }))).statusCode, 200, 'extra data in the query may differ (contract §2)')
 
   const registry = new ScopeRegistry()
   const confidential = registerClient(store, registry, { name: 'X', redirectUris: [redirectUri] })

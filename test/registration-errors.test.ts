@@ -61,6 +61,7 @@ t.test('every metadata error, in RFC 7591 §3.2.2 form', async (t) => {
     [{ ...GOOD, grant_types: ['password'] }, 'invalid_client_metadata', /grant type password is not one of/],
     [{ ...GOOD, grant_types: 'authorization_code' }, 'invalid_client_metadata', /grant_types must be an array of strings/],
     [{ ...GOOD, grant_types: ['refresh_token'] }, 'invalid_client_metadata', /refresh_token needs a grant/],
+    [{ ...GOOD, grant_types: [] }, 'invalid_client_metadata', /at least one grant type is required/],
     [{ ...GOOD, grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }, 'invalid_client_metadata', /device_code is not offered to registered clients here/],
     [{ ...GOOD, grant_types: ['authorization_code'], response_types: ['code', 'token'] }, 'invalid_client_metadata', /do not agree/],
     [{ ...GOOD, response_types: ['token'] }, 'invalid_client_metadata', /do not agree/],
@@ -82,6 +83,7 @@ t.test('every metadata error, in RFC 7591 §3.2.2 form', async (t) => {
     [{ ...GOOD, logo_uri: 'not a url' }, 'invalid_client_metadata', /logo_uri must be an https URL/],
     [{ ...GOOD, contacts: 'dev@dev.example' }, 'invalid_client_metadata', /contacts must be an array of strings/],
     [{ ...GOOD, contacts: Array(11).fill('a@b.example').map((c, i) => `${i}${c}`) }, 'invalid_client_metadata', /at most 10/],
+    [{ ...GOOD, contacts: [''] }, 'invalid_client_metadata', /contacts must be 1 to 320 characters each/],
     [{ ...GOOD, software_id: 7 }, 'invalid_client_metadata', /software_id must be a string/]
   ]
   for (const [body, error, description] of cases) {
@@ -159,6 +161,9 @@ t.test('open mode: limited per address and minute, an IPv6 caller by its /64', a
   t.match(limited.headers['retry-after'], /^[1-9][0-9]*$/)
   t.equal((await register(app, { not: 'even valid' }, undefined, '2001:db8:1:2::99')).status, 429, 'counted before the metadata is read')
   t.equal((await register(app, GOOD, undefined, '2001:db8:1:3::1')).status, 201, 'the next /64 is another caller')
+  t.equal((await register(app, GOOD, undefined, '2001:db8:1:3::')).status, 201, 'the same /64, however it is written')
+  t.equal((await register(app, GOOD, undefined, '2001:db8:1:3:0:0:0:7')).status, 429)
+  t.equal((await register(app, GOOD, undefined, '::1')).status, 201)
   t.equal((await register(app, GOOD, undefined, '192.0.2.1')).status, 201)
   t.equal((await register(app, GOOD, undefined, '::ffff:192.0.2.1')).status, 201, 'an IPv4-mapped address is its IPv4 one')
   t.equal((await register(app, GOOD, undefined, '192.0.2.1')).status, 429)

@@ -188,6 +188,10 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     const listed = await store.listRegistrationTokens()
     t.strictSame(listed.map((one) => [one.id, one.usesLeft, one.uses]), [['soon', 5, 5]], 'only the live one is listed')
     t.strictSame(listed[0], soon, 'as saved')
+    const past = token('past', 1, Date.now() - 1)
+    await store.saveRegistrationToken(past)
+    t.strictSame((await store.listRegistrationTokens()).map((one) => one.id), ['soon'], 'one saved expired is never listed')
+    t.equal(await store.revokeRegistrationToken('past'), false)
   })
 
   test('clients: a secret rotation keeps the previous hash until a time, atomically', async (t, store) => {
