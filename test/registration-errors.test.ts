@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { buildAdminServer } from '../gateway/server.ts'
 import { createRegistrationToken, registerClient, ScopeRegistry } from '../plugin/index.ts'
 import { buildTestApp } from './helpers/app.ts'
+import { startRedis } from './helpers/redis.ts'
 
 const REDIRECT = 'https://dev.example/cb'
 const GOOD = { client_name: 'Dev', redirect_uris: [REDIRECT] }
@@ -209,4 +210,20 @@ t.test('the deployment\'s bounds are checked at start', async (t) => {
   const { app } = await buildTestApp(t, { registration: { mode: 'open', defaultQuotaPerMinute: 0 } })
   const answer = await register(app, GOOD)
   t.equal((await app.macgate.store.getClient(answer.body.client_id))?.quotaPerMinute, 0, 'the default quota')
+})
+
+t.test('the store away: 503 temporarily_unavailable, never a 401 or a 500', { skip: process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== '' ? 'stops Redis: needs a redis-server of its own' : false }, async (t) => {
+  const redis = await startRedis(t)
+  const open = await buildTestApp(t, { store: 'redis', redis, registration: 'open' })
+  const tokened = await buildTestApp(t, { store: 'redis', redis, registration: 'token' })
+  const made = (await register(open.app, GOOD)).body
+  await redis.stop()
+  for (const [label, answer] of [
+    ['open registration', await register(open.app, GOOD)],
+    ['token registration', await register(tokened.app, GOOD, 'some-token')],
+    ['RFC 7592 GET', await send(open.app, 'GET', `/oauth2/register/${made.client_id as string}`, undefined, { authorization: `Bearer ${made.registration_access_token as string}` })]
+  ] as const) {
+    t.equal(answer.status, 503, label)
+    t.equal(answer.body.error, 'temporarily_unavailable', label)
+  }
 })
