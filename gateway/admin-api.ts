@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import {
-  changePassword, compileValidator, createUser, errors, newClientSchema, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
-  removeUser, revokeUserGrant, rotateClientSecret, updateClient, type AuditEvents, type ClientRecord, type ClientUpdate, type ScopeRegistry, type Store
+  changePassword, compileValidator, createRegistrationToken, createUser, errors, listRegistrationTokens, revokeRegistrationToken, newClientSchema, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
+  removeUser, revokeUserGrant, rotateClientSecret, updateClient, type AuditEvents, type ClientRecord, type ClientUpdate, type RegistrationTokenRecord, type ScopeRegistry, type Store
 } from '../plugin/index.ts'
 
 export interface AdminApiOptions {
@@ -40,6 +40,7 @@ const schemas = {
   // A null quota removes the client's own limit (the routes' defaults apply again).
   clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, grant_types: grantTypes, quota_per_minute: { anyOf: [quotaPerMinute, { type: 'null' }] } }), minProperties: 1 },
   rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
+  newRegistrationToken: object({ uses: { type: 'integer', minimum: 1, maximum: 1_000_000 }, expires_in: { type: 'integer', minimum: 1, maximum: 31_536_000 } }),
   newUser: object({ username: text, password }, ['username', 'password']),
   newPassword: object({ password }, ['password'])
 }
@@ -73,6 +74,8 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
     allowed_origins: client.allowedOrigins ?? [],
     resource_server: client.resourceServer === true,
     mac_algorithm: client.macAlgorithm ?? 'HmacSha1',
+    // Registered by a developer (RFC 7591) rather than an operator: shown unverified to users.
+    self_registered: client.selfRegistration !== undefined,
     ...(client.quotaPerMinute !== undefined && { quota_per_minute: client.quotaPerMinute }),
     ...(client.previousSecretUntil !== undefined && client.previousSecretUntil > now && { previous_secret_until: new Date(client.previousSecretUntil).toISOString() }),
     created_at: new Date(client.createdAt).toISOString()
@@ -147,6 +150,29 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
       const { clientSecret } = await rotateClientSecret(store, request.params.clientId, grace, events, () => now)
       return { client_id: request.params.clientId, client_secret: clientSecret, previous_secret_until: new Date(now + grace * 1000).toISOString() }
     })
+
+  // Initial access tokens for registration mode "token" (RFC 7591 §3): the value shown once.
+  const tokenView = (token: RegistrationTokenRecord): object => ({
+    id: token.id, uses: token.uses, uses_left: token.usesLeft, expires_at: new Date(token.expiresAt).toISOString(), created_at: new Date(token.createdAt).toISOString()
+  })
+
+  app.get('/admin/registration-tokens', async () => (await listRegistrationTokens(store)).map(tokenView))
+
+  app.post<{ Body: { uses?: number, expires_in?: number } | undefined }>('/admin/registration-tokens', {
+    schema: { body: schemas.newRegistrationToken },
+    preValidation: async (request) => { request.body ??= {} }
+  }, async (request, reply) => {
+    const { token, record } = await createRegistrationToken(store, {
+      ...(request.body?.uses !== undefined && { uses: request.body.uses }),
+      ...(request.body?.expires_in !== undefined && { expiresInSeconds: request.body.expires_in })
+    }, events, clock)
+    return await reply.code(201).send({ ...tokenView(record), token })
+  })
+
+  app.delete<{ Params: { id: string } }>('/admin/registration-tokens/:id', async (request, reply) => {
+    await revokeRegistrationToken(store, request.params.id, events)
+    return await reply.code(204).send()
+  })
 
   app.post<{ Body: { username: string, password: string } }>('/admin/users', { schema: { body: schemas.newUser } }, async (request, reply) => {
     const { userId } = await createUser(store, request.body.username, request.body.password, { events, clock })

@@ -3,7 +3,7 @@ import { hashPassword, type ScryptCost } from './account/password.ts'
 import { registrationProblem } from './oauth/redirect-uri.ts'
 import { parseScope, type ScopeRegistry } from './core/scope.ts'
 import { hashSecret, newClientId, randomBase64Url } from './core/credentials.ts'
-import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, TokenStore, UserGrant } from './store/store.ts'
+import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, SelfRegistration, TokenStore, UserGrant } from './store/store.ts'
 import { originProblem } from './core/origins.ts'
 import { revokeUserGrants } from './account/authorized-apps.ts'
 import { GRANT_TYPES, grantTypesOfResponseTypes, grantTypesWithResponseTypes, normalGrantTypes, responseTypesOf, type GrantType, type ResponseType } from './core/grant-types.ts'
@@ -47,6 +47,8 @@ export interface NewClient {
   refreshTokenTtl?: number
   /** Its own limit per minute on every route with a quota, instead of the route's (0 blocks). */
   quotaPerMinute?: number
+  /** Set by the registration endpoint (RFC 7591) only: the client registered itself. */
+  selfRegistration?: SelfRegistration
 }
 
 /** What `updateClient` may change; a field left out stays as it is. */
@@ -100,11 +102,12 @@ function checkQuota (quota: number | null | undefined): void {
 // Every operator action takes the plugin's audit trail optionally (`app.macgate.events`): the CLI,
 // in a process of its own, has none; the admin API passes its gateway's.
 
-function checkRedirectUris (uris: string[]): void {
+/** A public client may register private-use schemes (a native app, RFC 8252 §7.1). */
+function checkRedirectUris (uris: string[], isPublic: boolean): void {
   if (uris.length === 0) throw new RegistrationError('at least one redirect URI is required')
   if (uris.length > REDIRECT_URIS.maxItems) throw new RegistrationError(`at most ${REDIRECT_URIS.maxItems} redirect URIs`)
   for (const uri of uris) {
-    const problem = registrationProblem(uri)
+    const problem = registrationProblem(uri, { privateUse: isPublic })
     if (problem !== undefined) throw new RegistrationError(`redirect URI ${uri} ${problem}`)
   }
 }
@@ -170,7 +173,7 @@ export async function registerClient (store: ClientStore, registry: ScopeRegistr
 export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock?: () => number): Promise<{ client: ClientRecord, clientSecret: string | undefined }>
 export async function registerClient (store: ClientStore, registry: ScopeRegistry, input: NewClient, events?: AuditEvents, clock: () => number = Date.now): Promise<{ client: ClientRecord, clientSecret: string | undefined }> {
   if (input.name.trim() === '' || input.name.length > NAME.maxLength) throw new RegistrationError(`name must be ${NAME.minLength} to ${NAME.maxLength} characters`)
-  checkRedirectUris(input.redirectUris)
+  checkRedirectUris(input.redirectUris, input.public === true)
   checkAllowedOrigins(input.allowedOrigins ?? [])
   checkQuota(input.quotaPerMinute)
   const scopes = parseScope(input.scope ?? '1 3')
@@ -207,11 +210,19 @@ export async function registerClient (store: ClientStore, registry: ScopeRegistr
     ...(input.accessTokenTtl !== undefined && { accessTokenTtl: input.accessTokenTtl }),
     ...(input.refreshTokenTtl !== undefined && { refreshTokenTtl: input.refreshTokenTtl }),
     ...(input.quotaPerMinute !== undefined && { quotaPerMinute: input.quotaPerMinute }),
+    ...(input.selfRegistration !== undefined && { selfRegistration: input.selfRegistration }),
     createdAt: clock()
   }
   await store.saveClient(client)
   events?.record('client.registered', { clientId: client.id, name: client.name })
   return { client, clientSecret }
+}
+
+/** A client as an operator may see it: no secret's hash, nor its registration access token's. */
+export function clientWithoutSecrets ({ secretHash: _secret, previousSecretHash: _previous, ...client }: ClientRecord): Omit<ClientRecord, 'secretHash' | 'previousSecretHash' | 'selfRegistration'> & { selfRegistration?: Omit<SelfRegistration, 'accessTokenHash'> } {
+  if (client.selfRegistration === undefined) return client
+  const { accessTokenHash: _token, ...selfRegistration } = client.selfRegistration
+  return { ...client, selfRegistration }
 }
 
 /**
@@ -221,11 +232,11 @@ export async function registerClient (store: ClientStore, registry: ScopeRegistr
  * quota reaches every gateway within the client limits' lifetime (10 s).
  */
 export async function updateClient (store: ClientStore, clientId: string, update: ClientUpdate, events?: AuditEvents): Promise<ClientRecord> {
-  if (update.redirectUris !== undefined) checkRedirectUris(update.redirectUris)
   if (update.allowedOrigins !== undefined) checkAllowedOrigins(update.allowedOrigins)
   checkQuota(update.quotaPerMinute)
   const client = await store.getClient(clientId)
   if (client === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
+  if (update.redirectUris !== undefined) checkRedirectUris(update.redirectUris, client.public === true)
   const changes: ClientChanges = {
     ...(update.redirectUris !== undefined && { redirectUris: [...new Set(update.redirectUris)] }),
     ...(update.allowedOrigins !== undefined && { allowedOrigins: [...new Set(update.allowedOrigins)] }),

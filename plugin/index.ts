@@ -22,6 +22,7 @@ import { tokenRoutes } from './oauth/token-endpoint.ts'
 import { ClientOrigins } from './oauth/client-origins.ts'
 import { TokenEndpointCors } from './oauth/token-cors.ts'
 import { rateLimitBackend } from './store/rate-limit.ts'
+import { registrationRoutes } from './client-registration.ts'
 
 export type { MacgateOptions, MacgateContext, MacgateSettings } from './config/options.ts'
 export { settingsSchema } from './config/options.ts'
@@ -35,7 +36,7 @@ export { defaultScopes, ScopeRegistry, type ScopeDefinition } from './core/scope
 export { DEVICE_CODE_GRANT, GRANT_SHORT_NAMES, GRANT_TYPES, grantTypesOfShortNames, isGrantType, normalGrantTypes, shortNamesOf, type GrantType, type ResponseType } from './core/grant-types.ts'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory/memory-store.ts'
 export { RedisStore, type RedisStoreOptions, type RedisTarget } from './store/redis/redis-store.ts'
-export type { ClientChanges, ClientRecord, OriginClient, UserRecord } from './store/store.ts'
+export type { ClientChanges, ClientRecord, OriginClient, RegistrationTokenRecord, SelfRegistration, UserRecord } from './store/store.ts'
 // The store's roles: what an adapter implements, and what each part of macgate takes (roles.ts).
 export type {
   AccountStore, ClientReader, ClientStore, CodeStore, ConsentStore, DeviceCodeStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenLookup, TokenStore
@@ -51,7 +52,9 @@ export { outcomeOf } from './mac/outcome.ts'
 export type { RouteQuota } from './mac/quota.ts'
 export { quotaCounterName, quotaWindow } from './mac/quota.ts'
 export { grantAccessToken, grantCode } from './oauth/authorize-response.ts'
-export { changePassword, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.ts'
+export { createRegistrationToken, listRegistrationTokens, REGISTRATION_TOKEN_DEFAULTS, revokeRegistrationToken, type NewRegistrationToken } from './registration-tokens.ts'
+export { REGISTRATION_PATH } from './client-registration.ts'
+export { changePassword, clientWithoutSecrets, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.ts'
 export type { UserGrant, Consent } from './store/store.ts'
 export type { NonceStats, NonceUse } from './store/store.ts'
 export type { DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DevicePollState, DeviceRedeemResult, UserCodeTarget } from './store/store.ts'
@@ -164,6 +167,8 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
     await endpoints.register(async (context) => { standardRoutes(context, config, cors) })
     await endpoints.register(async (context) => { standardTokenRoutes(context, config, cors) })
   })
+  // JSON, not forms (RFC 7591): beside the form endpoints, with a parser of its own.
+  await fastify.register(async (context) => { await registrationRoutes(context, config) })
 }
 
 export default fp(macgate, { fastify: '5.x', name: 'macgate' })

@@ -42,11 +42,13 @@ const DEFAULTS = {
   corsOriginCacheMs: 10_000,
   signedHosts: [],
   drainDelayMs: 0,
-  drainMs: 30_000
+  drainMs: 30_000,
+  registration: 'off',
+  registrationRateLimit: 10
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, trustProxy, drainDelayMs, drainMs, tracing, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, signedHosts, tokenCache, cors, corsOriginCacheMs)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, trustProxy, drainDelayMs, drainMs, tracing, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, signedHosts, tokenCache, cors, corsOriginCacheMs, registration, registrationRateLimit)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {

@@ -126,6 +126,10 @@ t.test('a client saved before grant types keeps the grants its response types al
   const { grantTypes: _dropped, ...old } = client.client
   await store.saveClient(old as ClientRecord)
   t.strictSame((await store.getClient(client.clientId))?.grantTypes, ['authorization_code', 'refresh_token'])
+  const implicit = await addClient(store, { responseTypes: ['token'] })
+  const { grantTypes: _also, ...oldImplicit } = implicit.client
+  await store.saveClient(oldImplicit as ClientRecord)
+  t.strictSame((await store.getClient(implicit.clientId))?.grantTypes, ['implicit'], 'token alone: the implicit grant')
   const { code } = await obtainCode(app, client.clientId, { scope: '1' })
   const issued = assertTokenSet(t, await callToken(app, codeParams(client, code)), { scope: '1' })
   assertTokenSet(t, await callToken(app, { grant_type: 'refresh_token', client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: REDIRECT_URI, refresh_token: issued.refresh_token }), { scope: '1' })

@@ -161,10 +161,10 @@ t.test('clients list: a line for an empty store; PKCE, resource server and mac a
   const lines = listed.stdout.split('\n').filter((line) => line !== '')
   t.equal(lines.length, 3, 'a header and one line per client')
   const columns = (line: string) => line.split(/ {2,}/)
-  t.same(columns(lines[0]!), ['CLIENT_ID', 'NAME', 'SCOPE', 'RESPONSE_TYPES', 'TYPE', 'PKCE', 'RESOURCE_SERVER', 'MAC_ALGORITHM', 'ALLOWED_ORIGINS', 'REDIRECT_URIS'])
+  t.same(columns(lines[0]!), ['CLIENT_ID', 'NAME', 'SCOPE', 'RESPONSE_TYPES', 'GRANT_TYPES', 'TYPE', 'PKCE', 'RESOURCE_SERVER', 'MAC_ALGORITHM', 'ALLOWED_ORIGINS', 'REDIRECT_URIS'])
   const row = (id: string) => columns(lines.find((line) => line.startsWith(id))!)
-  t.same(row(strictId), [strictId, 'Strict App', '1 3', 'code', 'confidential', 'required', 'yes', 'HmacSha256', '-', 'https://s.example/cb'])
-  t.same(row(plainId), [plainId, 'Plain', '1', 'code,token', 'confidential', 'optional', 'no', 'HmacSha1', '-', 'https://p.example/cb'])
+  t.same(row(strictId), [strictId, 'Strict App', '1 3', 'code', 'code', 'confidential', 'required', 'yes', 'HmacSha256', '-', 'https://s.example/cb'])
+  t.same(row(plainId), [plainId, 'Plain', '1', 'code,token', 'code,implicit', 'confidential', 'optional', 'no', 'HmacSha1', '-', 'https://p.example/cb'])
   // The columns line up: each starts at the same offset on every line.
   for (const title of ['NAME', 'PKCE', 'REDIRECT_URIS']) {
     const at = lines[0]!.indexOf(title)

@@ -1,4 +1,4 @@
-import { quotaCounterName, quotaWindow, type ClientRecord, type NonceReports } from '../../plugin/index.ts'
+import { clientWithoutSecrets, quotaCounterName, quotaWindow, type ClientRecord, type NonceReports } from '../../plugin/index.ts'
 import { loadConfig, type RouteRule } from '../config.ts'
 import { withAdminStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
@@ -40,7 +40,7 @@ export async function show (args: string[], { env, stdout }: CommandIO): Promise
     const client = await store.getClient(positionals[0]!)
     if (client === undefined) throw new OperatorError(`no client ${positionals[0]!}`)
     const quotas = await quotaUses(store, client, config.routes)
-    const { secretHash: _secret, previousSecretHash: _previous, ...shown } = client
+    const shown = clientWithoutSecrets(client)
     if (values.json === true) {
       stdout.write(`${JSON.stringify({ ...shown, quotas })}\n`)
       return

@@ -1,4 +1,4 @@
-import { grantTypesOfShortNames, registerClient, removeClient, rotateClientSecret, ScopeRegistry, shortNamesOf, updateClient, type ClientRecord, type ClientUpdate, type GrantType } from '../../plugin/index.ts'
+import { clientWithoutSecrets, grantTypesOfShortNames, registerClient, removeClient, rotateClientSecret, ScopeRegistry, shortNamesOf, updateClient, type ClientRecord, type ClientUpdate, type GrantType } from '../../plugin/index.ts'
 import { withAdminStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
 import { parseCommand, UsageError } from './usage.ts'
@@ -115,7 +115,7 @@ async function update (args: string[], { env, stdout }: CommandIO): Promise<void
   }
   if (Object.keys(changes).length === 0) throw new UsageError('clients update needs something to change: --redirect-uri, --allowed-origin, --no-allowed-origins, --response-types, --grant-types, --quota-per-minute or --no-quota')
   await withAdminStore(env, async (store) => {
-    const { secretHash: _secret, previousSecretHash: _previous, ...client } = await updateClient(store, positionals[0]!, changes)
+    const client = clientWithoutSecrets(await updateClient(store, positionals[0]!, changes))
     if (values.json === true) {
       stdout.write(`${JSON.stringify(client)}\n`)
       return
@@ -127,7 +127,7 @@ async function update (args: string[], { env, stdout }: CommandIO): Promise<void
 async function list (args: string[], { env, stdout }: CommandIO): Promise<void> {
   const { values } = parseCommand('clients list', { args, options: { json: { type: 'boolean' } } })
   await withAdminStore(env, async (store) => {
-    const clients = (await store.listClients()).map(({ secretHash, ...client }) => client)
+    const clients = (await store.listClients()).map(clientWithoutSecrets)
     if (values.json === true) {
       stdout.write(`${JSON.stringify(clients)}\n`)
       return
@@ -140,13 +140,15 @@ async function list (args: string[], { env, stdout }: CommandIO): Promise<void> 
   })
 }
 
-const COLUMNS: Array<[string, (client: Omit<ClientRecord, 'secretHash'>) => string]> = [
+type Shown = ReturnType<typeof clientWithoutSecrets>
+
+const COLUMNS: Array<[string, (client: Shown) => string]> = [
   ['CLIENT_ID', (client) => client.id],
   ['NAME', (client) => client.name],
   ['SCOPE', (client) => client.scopes.join(' ')],
   ['RESPONSE_TYPES', (client) => client.responseTypes.join(',') || '-'],
   ['GRANT_TYPES', (client) => shortNamesOf(client.grantTypes).join(',')],
-  ['TYPE', (client) => client.public === true ? 'public' : 'confidential'],
+  ['TYPE', (client) => `${client.public === true ? 'public' : 'confidential'}${client.selfRegistration === undefined ? '' : ',self-registered'}`],
   ['PKCE', (client) => client.requirePkce ? 'required' : 'optional'],
   ['RESOURCE_SERVER', (client) => client.resourceServer === true ? 'yes' : 'no'],
   ['MAC_ALGORITHM', (client) => client.macAlgorithm ?? 'HmacSha1'],
@@ -155,7 +157,7 @@ const COLUMNS: Array<[string, (client: Omit<ClientRecord, 'secretHash'>) => stri
 ]
 
 /** One line per client under a header, columns padded to their widest cell (the last one is not). */
-function table (clients: Array<Omit<ClientRecord, 'secretHash'>>): string {
+function table (clients: Shown[]): string {
   const rows = [COLUMNS.map(([title]) => title), ...clients.map((client) => COLUMNS.map(([, cell]) => cell(client)))]
   const widths = COLUMNS.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)))
   return rows.map((row) => row.map((cell, column) => column === row.length - 1 ? cell : cell.padEnd(widths[column]!)).join('  ')).join('\n') + '\n'

@@ -3,6 +3,7 @@ import { clientsCommand } from './clients.ts'
 import { processIO, type CommandIO } from './io.ts'
 import { loadCommand } from './load.ts'
 import { loginCommand } from './login.ts'
+import { registrationTokensCommand } from './registration-tokens.ts'
 import { startCommand } from './start.ts'
 import { usersCommand } from './users.ts'
 import { OperatorError, UsageError, usage } from './usage.ts'
@@ -13,6 +14,7 @@ export async function main (argv: string[], io: CommandIO = processIO()): Promis
   if (command === 'start') return await startCommand(argv.slice(1), io)
   if (command === 'clients') return await clientsCommand(subcommand, rest, io)
   if (command === 'users') return await usersCommand(subcommand, rest, io)
+  if (command === 'registration-tokens') return await registrationTokensCommand(subcommand, rest, io)
   if (command === 'load') return await loadCommand(argv.slice(1), io.env, io)
   if (command === 'login') return await loginCommand(argv.slice(1), io)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {

@@ -87,6 +87,12 @@ export const usage = `Usage: macgate <command>
   clients remove ID
   clients rotate-secret ID [--grace-seconds S] [--json]
                               a new secret; the old one works S more seconds (default 86400)
+  registration-tokens create [--uses N] [--expires-in SECONDS] [--json]
+                              an initial access token for registration mode "token" (RFC 7591):
+                              N registrations (default 1) within SECONDS (default 86400);
+                              printed once, kept hashed
+  registration-tokens list [--json]
+  registration-tokens revoke ID
   users add --username NAME --password-stdin [--json]
   users passwd --username NAME --password-stdin    (ends the user's sessions)
                               the password is read from standard input, never an argument:

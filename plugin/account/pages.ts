@@ -29,16 +29,24 @@ export interface ConfirmPageInput {
   csrf: string
   username: string
   appName: string
+  /**
+   * The app registered itself (RFC 7591): its name is the developer's word, not the operator's, so
+   * the page says so, lest a registration pass itself off as another app.
+   */
+  unverified?: boolean
   permissions: string[]
   /** The authorization request's own URL, where the decision is posted. */
   action: string
 }
 
-export function confirmPage ({ csrf, username, appName, permissions, action }: ConfirmPageInput): string {
+export function confirmPage ({ csrf, username, appName, unverified = false, permissions, action }: ConfirmPageInput): string {
   const items = permissions.map((permission) => `<li>${escapeHtml(permission)}</li>`).join('')
+  const warning = unverified
+    ? `<p class="lead" id="unverified"><strong>Unverified app.</strong> Its developer registered it and chose the name "${escapeHtml(appName)}"; the operator of this site has not checked who they are. Allow it only if you expected it.</p>\n`
+    : ''
   // Allow is the primary action; Deny is as easy to reach, but not the one that stands out.
-  return layout('Authorize', `<h1>Authorize ${escapeHtml(appName)}</h1>
-<p class="lead"><strong>${escapeHtml(appName)}</strong> asks for these permissions:</p><div class="checks"><ul id="permissions">${items}</ul></div>
+  return layout('Authorize', `<h1>Authorize ${escapeHtml(appName)}${unverified ? ' <small>(unverified)</small>' : ''}</h1>
+<p class="lead"><strong>${escapeHtml(appName)}</strong> asks for these permissions:</p>${warning}<div class="checks"><ul id="permissions">${items}</ul></div>
 <form method="post" action="${escapeHtml(action)}">${hidden('_csrf', csrf)}<div class="actions">
 <button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny" class="secondary">Deny</button></div></form>
 <div class="aside">Signed in as <strong id="account">${escapeHtml(username)}</strong>.

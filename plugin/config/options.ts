@@ -5,6 +5,7 @@ import { compileValidator, SchemaError } from '../core/schema.ts'
 import { AuditEvents } from '../observe/events.ts'
 import { Metrics } from '../observe/metrics.ts'
 import { defaultScopes, ScopeRegistry, type ScopeDefinition } from '../core/scope.ts'
+import { GRANT_TYPES, normalGrantTypes, type GrantType } from '../core/grant-types.ts'
 import type { Store } from '../store/store.ts'
 
 /** The plugin's settings: everything but the store and the secret, as a JSON config file holds them. */
@@ -62,6 +63,34 @@ export interface MacgateSettings {
   cors?: boolean
   /** With Redis: how long, in ms, an origin's clients are kept in process before a store read again (0: every time). */
   corsOriginCacheMs?: number
+  /**
+   * Who may register a client at `POST /oauth2/register` (RFC 7591): `off` (default, no endpoint),
+   * `token` (an operator's initial access token), `open` (anyone, rate-limited); the object form
+   * also bounds what a registration may ask for.
+   */
+  registration?: RegistrationMode | RegistrationSettings
+  /** With registration `open`: registrations per client address and minute (an IPv6 caller by its /64). */
+  registrationRateLimit?: number
+}
+
+export type RegistrationMode = 'off' | 'token' | 'open'
+
+export interface RegistrationSettings {
+  mode: RegistrationMode
+  /** The scopes a registration may ask for (default: every scope of the registry); also its default scope. */
+  scopes?: string[]
+  /** The grant types a registration may ask for (RFC names; default authorization_code and refresh_token). */
+  grantTypes?: string[]
+  /** The quota each self-registered client gets (its own limit per minute on every route with a quota). */
+  defaultQuotaPerMinute?: number
+}
+
+/** The registration settings resolved: the mode and its bounds. */
+export interface RegistrationPolicy {
+  mode: RegistrationMode
+  scopes: string[]
+  grantTypes: GrantType[]
+  defaultQuotaPerMinute?: number
 }
 
 export interface MacgateOptions extends MacgateSettings {
@@ -107,6 +136,8 @@ export interface MacgateContext {
   tokenCache: { max: number, maxAgeMs: number, negativeTtlMs: number }
   cors: boolean
   corsOriginCacheMs: number
+  registration: RegistrationPolicy
+  registrationRateLimit: number
   /** The plugin's one clock (MacgateOptions.clock). */
   clock: () => number
 }
@@ -189,15 +220,43 @@ export const settingsSchema = {
       }
     },
     cors: { type: 'boolean', default: defaults.cors },
-    corsOriginCacheMs: { type: 'integer', minimum: 0, maximum: 300_000, default: defaults.originCache.ttlMs }
+    corsOriginCacheMs: { type: 'integer', minimum: 0, maximum: 300_000, default: defaults.originCache.ttlMs },
+    registration: {
+      default: defaults.registration,
+      anyOf: [
+        { enum: ['off', 'token', 'open'] },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['mode'],
+          properties: {
+            mode: { enum: ['off', 'token', 'open'] },
+            scopes: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[0-9]+$' } },
+            grantTypes: { type: 'array', minItems: 1, items: { enum: GRANT_TYPES } },
+            defaultQuotaPerMinute: { type: 'integer', minimum: 0, maximum: 1_000_000_000 }
+          }
+        }
+      ]
+    },
+    registrationRateLimit: { type: 'integer', minimum: 1, maximum: 100_000, default: defaults.registrationRateLimit }
   }
 } as const
 
-type ResolvedSettings = Omit<MacgateContext, 'store' | 'secret' | 'registry' | 'metrics' | 'events' | 'clock'> & { scopes?: ScopeDefinition[] }
+type ResolvedSettings = Omit<MacgateContext, 'store' | 'secret' | 'registry' | 'metrics' | 'events' | 'clock' | 'registration'> & { scopes?: ScopeDefinition[], registration: RegistrationMode | RegistrationSettings }
 const validateSettings = compileValidator<ResolvedSettings>(settingsSchema, 'option')
 
 function isStore (value: unknown): value is Store {
   return typeof value === 'object' && value !== null && typeof (value as Store).getClient === 'function'
+}
+
+/** The registration setting in its one form; its scopes must be the registry's (a RangeError). */
+function registrationPolicy (setting: RegistrationMode | RegistrationSettings, registry: ScopeRegistry): RegistrationPolicy {
+  const { mode, scopes = registry.ids(), grantTypes = defaults.registrationGrantTypes, defaultQuotaPerMinute } = typeof setting === 'string' ? { mode: setting } : setting
+  const unknown = scopes.find((scope) => !registry.has(scope))
+  if (unknown !== undefined) throw new RangeError(`macgate option registration.scopes has scope ${unknown}, which is not in the permission registry`)
+  const normal = normalGrantTypes(grantTypes)
+  if ('problem' in normal) throw new RangeError(`macgate option registration.grantTypes: ${normal.problem}`)
+  return { mode, scopes: [...new Set(scopes)], grantTypes: normal.grantTypes, ...(defaultQuotaPerMinute !== undefined && { defaultQuotaPerMinute }) }
 }
 
 /** Validates every option (a RangeError naming each bad one) and fills in the defaults. */
@@ -212,13 +271,15 @@ export async function resolveOptions (options: MacgateOptions): Promise<MacgateC
     if (!(error instanceof SchemaError)) throw error
     throw new RangeError(`macgate ${error.message.replaceAll('; option', '; macgate option')}`)
   }
-  const { scopes, ...rest } = resolved
+  const { scopes, registration, ...rest } = resolved
+  const registry = new ScopeRegistry(scopes ?? defaultScopes)
   return {
     ...rest,
+    registration: registrationPolicy(registration, registry),
     tokenErrorStatus: rest.tokenErrorStatus,
     store,
     secret: secret ?? await store.serverSecret(randomBytes(32).toString('base64url')),
-    registry: new ScopeRegistry(scopes ?? defaultScopes),
+    registry,
     metrics: new Metrics(metricsRegistry),
     events: new AuditEvents(clock),
     clock

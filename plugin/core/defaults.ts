@@ -44,6 +44,12 @@ export const defaults = {
   },
   /** Seconds a browser may keep a preflight's answer (browsers cap it: Chromium at 7200). */
   corsMaxAge: 600,
+  /** Dynamic client registration (RFC 7591): off unless the deployment opens it. */
+  registration: 'off',
+  /** Registrations per client address (an IPv6 one by its /64) and minute, when registration is open. */
+  registrationRateLimit: 10,
+  /** What a registration may ask for by default: the code grant (and its refreshes). */
+  registrationGrantTypes: ['authorization_code', 'refresh_token'],
   tokenCache: {
     /** Most tokens held; 0 turns the cache off. */
     max: 100_000,

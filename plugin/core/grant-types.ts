@@ -89,6 +89,6 @@ export function grantTypesOfResponseTypes (responseTypes: readonly ResponseType[
  */
 export function grantTypesWithResponseTypes (grantTypes: readonly GrantType[], responseTypes: readonly ResponseType[]): GrantType[] {
   const kept = grantTypes.filter((type) => type === DEVICE_CODE_GRANT)
-  const normal = normalGrantTypes([...kept, ...grantTypesOfResponseTypes(responseTypes)])
-  return 'grantTypes' in normal ? normal.grantTypes : []
+  const refresh: GrantType[] = kept.length > 0 ? ['refresh_token'] : []
+  return [...new Set([...kept, ...refresh, ...grantTypesOfResponseTypes(responseTypes)])].sort(byOrder)
 }

@@ -42,6 +42,7 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateContex
       csrf: reply.generateCsrf(),
       username,
       appName: authz.client.name,
+      unverified: authz.client.selfRegistration !== undefined,
       permissions: authz.scope.map((id) => registry.describe(id)),
       action: request.url
     })

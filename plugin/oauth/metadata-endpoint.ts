@@ -12,7 +12,7 @@ const WITH_PUBLIC = [...CLIENT_AUTH_METHODS, 'none']
  * The configured issuer, or else the address this request reached us on: the listening address,
  * not the Host header, which any client may set (and an HTTP/1.0 request may leave out).
  */
-function issuerOf (config: MacgateContext, request: FastifyRequest): string {
+export function issuerOf (config: MacgateContext, request: FastifyRequest): string {
   if (config.issuer !== undefined) return config.issuer.replace(/\/$/, '')
   const { localAddress = '127.0.0.1', localPort = 80 } = request.socket
   const host = localAddress.includes(':') ? `[${localAddress}]` : localAddress
@@ -29,6 +29,8 @@ export function metadataRoute (fastify: FastifyInstance, config: MacgateContext)
       token_endpoint: `${issuer}${STANDARD_TOKEN_PATH}`,
       revocation_endpoint: `${issuer}/oauth2/revoke`,
       introspection_endpoint: `${issuer}/oauth2/introspect`,
+      // Only where developers may register (contract §12): a client that finds it may use it.
+      ...(config.registration.mode !== 'off' && { registration_endpoint: `${issuer}/oauth2/register` }),
       response_types_supported: ['code', 'token'],
       grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', ...deviceGrantTypes(config)],
       code_challenge_methods_supported: ['S256'],

@@ -13,10 +13,18 @@ export interface AuditEventMap {
   'reuse.detected': { grantId: string, clientId: string, what: 'code' | 'refresh token' }
   /** A grant ended on request: the client (RFC 7009), the user (their apps page), an operator. */
   'grant.revoked': { grantId: string, clientId: string, by: 'client' | 'user' | 'operator' }
-  'client.registered': { clientId: string, name: string }
-  'client.removed': { clientId: string }
+  /**
+   * `by`: absent for an operator (the CLI, the admin API); `registration` for a developer at the
+   * registration endpoints (RFC 7591/7592), with their address and, in `token` mode, which
+   * initial access token they used.
+   */
+  'client.registered': { clientId: string, name: string, by?: 'registration', via?: 'open' | 'token', initialTokenId?: string, ip?: string }
+  'client.removed': { clientId: string, by?: 'registration', ip?: string }
   'client.secret_rotated': { clientId: string, graceSeconds: number }
-  'client.updated': { clientId: string, fields: string[] }
+  'client.updated': { clientId: string, fields: string[], by?: 'registration', ip?: string }
+  /** An operator made or revoked an initial access token for dynamic registration. */
+  'registration_token.created': { id: string, uses: number, expiresAt: number }
+  'registration_token.revoked': { id: string }
   'signin.failed': { username: string, ip: string, reason: 'bad credentials' }
   'consent.given': { clientId: string, userId: string, scope: string[] }
   'consent.denied': { clientId: string, userId: string }

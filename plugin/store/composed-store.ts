@@ -1,9 +1,9 @@
 import type { NonceUse } from './nonce-key.ts'
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DeviceRedeemResult, HitCount, NonceStats, OriginClient, QuotaCount, RedeemResult,
-  RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserCodeTarget, UserGrant, UserRecord
+  RefreshTokenRecord, RegistrationTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserCodeTarget, UserGrant, UserRecord
 } from './records.ts'
-import type { AccountStore, ClientStore, CodeStore, ConsentStore, DeviceCodeStore, GrantIndex, HitCounters, NonceLog, NonceReports, Store, StoreLifecycle, TokenStore } from './roles.ts'
+import type { AccountStore, ClientStore, CodeStore, ConsentStore, DeviceCodeStore, GrantIndex, HitCounters, NonceLog, NonceReports, RegistrationTokens, Store, StoreLifecycle, TokenStore } from './roles.ts'
 
 /** A store's parts, one per role: what `ComposedStore` hands each method to. */
 export interface StoreParts {
@@ -15,6 +15,7 @@ export interface StoreParts {
   devices: DeviceCodeStore
   nonces: NonceLog & NonceReports
   hits: HitCounters
+  registrationTokens: RegistrationTokens
 }
 
 /**
@@ -78,4 +79,9 @@ export abstract class ComposedStore implements Omit<Store, keyof StoreLifecycle>
 
   countHit (key: string, windowMs: number): Promise<HitCount> { return this.#parts.hits.countHit(key, windowMs) }
   readHits (key: string): Promise<HitCount> { return this.#parts.hits.readHits(key) }
+
+  saveRegistrationToken (token: RegistrationTokenRecord): Promise<void> { return this.#parts.registrationTokens.saveRegistrationToken(token) }
+  listRegistrationTokens (): Promise<RegistrationTokenRecord[]> { return this.#parts.registrationTokens.listRegistrationTokens() }
+  revokeRegistrationToken (id: string): Promise<boolean> { return this.#parts.registrationTokens.revokeRegistrationToken(id) }
+  useRegistrationToken (hash: string, now: number): Promise<string | undefined> { return this.#parts.registrationTokens.useRegistrationToken(hash, now) }
 }

@@ -42,19 +42,56 @@ export interface ClientRecord {
   allowedOrigins?: string[]
   /** Its own limit of verified requests per minute on every route with a quota (README, "Quotas"); 0 blocks. */
   quotaPerMinute?: number
+  /** Present when the client registered itself (RFC 7591) rather than an operator registering it. */
+  selfRegistration?: SelfRegistration
   createdAt: number
+}
+
+/**
+ * How a client registered itself (RFC 7591), kept on its record: it marks the client as
+ * self-registered (shown unverified on the consent page), and holds the hash of the registration
+ * access token that manages it (RFC 7592) and the metadata macgate has no field of its own for.
+ */
+export interface SelfRegistration {
+  /** The door it came in by: the open endpoint, or an initial access token (by the token's id). */
+  via: 'open' | 'token'
+  initialTokenId?: string
+  /** SHA-256 of the registration access token (compared in constant time). */
+  accessTokenHash: string
+  tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none'
+  clientUri?: string
+  logoUri?: string
+  contacts?: string[]
+  softwareId?: string
+  softwareVersion?: string
 }
 
 /**
  * What `Store.updateClient` replaces; `allowedOrigins: []` removes them, `quotaPerMinute: null` the
  * client's own limit (the routes' defaults apply again). More fields may join.
  */
-export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'grantTypes'>> & { quotaPerMinute?: number | null }
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'grantTypes' | 'name' | 'scopes' | 'selfRegistration'>> & { quotaPerMinute?: number | null }
 
 /** A client record as read from a store: one saved before clients had grant types gets those its response types allowed. */
 export function storedClient (client: ClientRecord): ClientRecord {
   if (Array.isArray(client.grantTypes)) return client
   return { ...client, grantTypes: grantTypesOfResponseTypes(client.responseTypes) }
+}
+
+/**
+ * An initial access token (RFC 7591 §3): what lets a developer register a client when the
+ * deployment asks for one. Addressed by the hash of its value; `id` names it to operators.
+ */
+export interface RegistrationTokenRecord {
+  id: string
+  hash: string
+  /** Registrations it still allows. */
+  usesLeft: number
+  /** Registrations it allowed when made. */
+  uses: number
+  /** Unix milliseconds. */
+  expiresAt: number
+  createdAt: number
 }
 
 /** A client that registered an origin (by a redirect URI or an allowed origin). */

@@ -10,7 +10,7 @@
 
 import type {
   AccessTokenRecord, ClientChanges, ClientRecord, CodeRecord, Consent, CountedUse, DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DeviceRedeemResult, HitCount, NonceStats, OriginClient, QuotaCount,
-  RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserCodeTarget, UserGrant, UserRecord
+  RedeemResult, RefreshTokenRecord, RegistrationTokenRecord, RevocationListener, RotateResult, RotationGrace, SessionRecord, TokenRecords, UserCodeTarget, UserGrant, UserRecord
 } from './records.ts'
 import type { NonceUse } from './nonce-key.ts'
 
@@ -196,5 +196,20 @@ export interface HitCounters {
   readHits (key: string): Promise<HitCount>
 }
 
+/** Initial access tokens for dynamic client registration (RFC 7591 §3), shared by every instance. */
+export interface RegistrationTokens {
+  /** Saves a new token; it expires in the store at its `expiresAt`. */
+  saveRegistrationToken (token: RegistrationTokenRecord): Promise<void>
+  /** The tokens still usable (not expired, not used up, not revoked), in no particular order. */
+  listRegistrationTokens (): Promise<RegistrationTokenRecord[]>
+  /** Deletes the token with this id; false when there was none live. */
+  revokeRegistrationToken (id: string): Promise<boolean>
+  /**
+   * Atomically: when the token with this hash is live at `now` and has a use left, takes one (the
+   * last one deletes it) and resolves to its id; else undefined.
+   */
+  useRegistrationToken (hash: string, now: number): Promise<string | undefined>
+}
+
 /** Every role: the store the plugin takes, and the gateway passes around. */
-export interface Store extends StoreLifecycle, ClientStore, AccountStore, ConsentStore, GrantIndex, CodeStore, DeviceCodeStore, TokenStore, NonceLog, NonceReports, HitCounters {}
+export interface Store extends StoreLifecycle, ClientStore, AccountStore, ConsentStore, GrantIndex, CodeStore, DeviceCodeStore, TokenStore, NonceLog, NonceReports, HitCounters, RegistrationTokens {}

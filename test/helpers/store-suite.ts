@@ -170,6 +170,30 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.getClient(old.id), updated, 'as stored')
   })
 
+  test('registration tokens: used up, expired, revoked; each use taken once', async (t, store) => {
+    const now = Date.now()
+    const token = (id: string, uses: number, expiresAt = now + 60_000) => ({ id, hash: `h-${id}-${randomBase64Url(6)}`, uses, usesLeft: uses, expiresAt, createdAt: now })
+    const [once, twice, soon, revoked] = [token('once', 1), token('twice', 2), token('soon', 5, now + 1000), token('revoked', 3)]
+    for (const one of [once, twice, soon, revoked]) await store.saveRegistrationToken(one)
+    t.strictSame((await store.listRegistrationTokens()).map((one) => one.id).sort(), ['once', 'revoked', 'soon', 'twice'])
+    t.equal(await store.useRegistrationToken(once.hash, now), 'once')
+    t.equal(await store.useRegistrationToken(once.hash, now), undefined, 'used up')
+    const both = await Promise.all([store.useRegistrationToken(twice.hash, now), store.useRegistrationToken(twice.hash, now), store.useRegistrationToken(twice.hash, now)])
+    t.strictSame(both.filter((id) => id !== undefined), ['twice', 'twice'], 'three at once: two uses, no more')
+    t.equal(await store.useRegistrationToken(soon.hash, now + 1000), undefined, 'expired by the clock given')
+    t.equal(await store.useRegistrationToken('unknown', now), undefined, 'unknown')
+    t.equal(await store.revokeRegistrationToken('revoked'), true)
+    t.equal(await store.revokeRegistrationToken('revoked'), false, 'already revoked')
+    t.equal(await store.useRegistrationToken(revoked.hash, now), undefined, 'revoked')
+    const listed = await store.listRegistrationTokens()
+    t.strictSame(listed.map((one) => [one.id, one.usesLeft, one.uses]), [['soon', 5, 5]], 'only the live one is listed')
+    t.strictSame(listed[0], soon, 'as saved')
+    const past = token('past', 1, Date.now() - 1)
+    await store.saveRegistrationToken(past)
+    t.strictSame((await store.listRegistrationTokens()).map((one) => one.id), ['soon'], 'one saved expired is never listed')
+    t.equal(await store.revokeRegistrationToken('past'), false)
+  })
+
   test('clients: a secret rotation keeps the previous hash until a time, atomically', async (t, store) => {
     const { record } = newClient()
     await store.saveClient(record)

@@ -6,6 +6,7 @@ import { MemoryGrantIndex } from './grant-index.ts'
 import { MemoryGrants } from './grants.ts'
 import { MemoryHitCounters } from './hit-counters.ts'
 import { MemoryNonces } from './nonces.ts'
+import { MemoryRegistrationTokens } from './registration-tokens.ts'
 import { ComposedStore } from '../composed-store.ts'
 import type { Store } from '../roles.ts'
 
@@ -46,8 +47,9 @@ export class MemoryStore extends ComposedStore implements Store {
     const nonces = new MemoryNonces(clock, maxNonces)
     const hits = new MemoryHitCounters(clock)
     const devices = new MemoryDeviceCodes(clock, grants)
-    super({ clients: new MemoryClients(grantIndex, grants), accounts, consents: new MemoryConsents(clock), grantIndex, grants, devices, nonces, hits })
-    this.#sweepers = [grants, devices, hits, nonces, accounts, grantIndex]
+    const registrationTokens = new MemoryRegistrationTokens(clock)
+    super({ clients: new MemoryClients(grantIndex, grants), accounts, consents: new MemoryConsents(clock), grantIndex, grants, devices, nonces, hits, registrationTokens })
+    this.#sweepers = [grants, devices, hits, nonces, accounts, grantIndex, registrationTokens]
     this.#sweeper = setInterval(() => { for (const part of this.#sweepers) part.sweep() }, sweepIntervalMs).unref()
   }
 

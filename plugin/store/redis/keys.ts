@@ -83,6 +83,16 @@ export class RedisKeys {
     return `${this.prefix}usercode:${userCodeHash}`
   }
 
+  /** An initial access token's record is this plus its hash (the scripts derive it: same slot). */
+  registrationTokenPrefix (): string {
+    return `${this.prefix}{regtokens}:t:`
+  }
+
+  /** Every live initial access token: its id → its hash. */
+  registrationTokenIndex (): string {
+    return `${this.prefix}{regtokens}:index`
+  }
+
   /** A rate-limit counter. */
   hits (key: string): string {
     return `${this.prefix}hits:${key}`

@@ -13,6 +13,7 @@ import { RedisGrants } from './grants.ts'
 import { RedisHitCounters } from './hit-counters.ts'
 import { RedisKeys } from './keys.ts'
 import { RedisNonces } from './nonces.ts'
+import { RedisRegistrationTokens } from './registration-tokens.ts'
 import { RevocationFeed } from './revocation-feed.ts'
 import { scripts } from './scripts.ts'
 
@@ -62,7 +63,8 @@ export class RedisStore extends ComposedStore implements Store {
       grants,
       devices: new RedisDeviceCodes(context, grants),
       nonces,
-      hits: new RedisHitCounters(context)
+      hits: new RedisHitCounters(context),
+      registrationTokens: new RedisRegistrationTokens(context)
     })
     this.redis = redis
     this.prefix = prefix

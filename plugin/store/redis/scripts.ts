@@ -376,6 +376,39 @@ local count = redis.call('INCR', counter)
 if count == 1 then redis.call('PEXPIRE', counter, windowMs) end
 return {count, redis.call('PTTL', counter)}`
   },
+  // Saves an initial access token (a hash of its fields) until it expires, and indexes its id.
+  macgateSaveRegistrationToken: {
+    numberOfKeys: 2,
+    lua: `local token, index = KEYS[1], KEYS[2]
+local id, hash, uses, expiresAt, createdAt = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+redis.call('HSET', token, 'id', id, 'uses', uses, 'usesLeft', uses, 'expiresAt', expiresAt, 'createdAt', createdAt)
+redis.call('PEXPIREAT', token, expiresAt)
+redis.call('HSET', index, id, hash)`
+  },
+  // Takes one use of a live token: its id, or false. The last use deletes it.
+  macgateUseRegistrationToken: {
+    numberOfKeys: 2,
+    lua: `local token, index = KEYS[1], KEYS[2]
+local now = tonumber(ARGV[1])
+local fields = redis.call('HMGET', token, 'id', 'usesLeft', 'expiresAt')
+if not fields[1] then return false end
+if tonumber(fields[3]) <= now or tonumber(fields[2]) < 1 then return false end
+if redis.call('HINCRBY', token, 'usesLeft', -1) == 0 then
+  redis.call('DEL', token)
+  redis.call('HDEL', index, fields[1])
+end
+return fields[1]`
+  },
+  // Deletes a token by its id: 1, or 0 when there was none live.
+  macgateRevokeRegistrationToken: {
+    numberOfKeys: 1,
+    lua: `local index = KEYS[1]
+local prefix, id = ARGV[1], ARGV[2]
+local hash = redis.call('HGET', index, id)
+if not hash then return 0 end
+redis.call('HDEL', index, id)
+return redis.call('DEL', prefix .. hash)`
+  },
   macgateServerSecret: {
     numberOfKeys: 1,
     lua: `local secret = KEYS[1]
