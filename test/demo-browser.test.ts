@@ -12,7 +12,7 @@ import { checkLayout, launch, skipWithoutChromium } from './helpers/browser.ts'
 
 t.test('the demo client signs in and calls the open API in Chromium', { skip: skipWithoutChromium }, async (t) => {
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' }
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_PORT: '0' }
   for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'MACGATE_UPSTREAM', 'HOST', 'NODE_OPTIONS']) delete env[name]
   const server = spawnSource('gateway/cli.ts', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = once(server, 'exit') as Promise<[number | null, NodeJS.Signals | null]>

@@ -19,7 +19,7 @@ const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 t.test('the verification page in Chromium: sign in, the code, allow and deny', { skip: skipWithoutChromium }, async (t) => {
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' }
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_PORT: '0' }
   for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'MACGATE_UPSTREAM', 'HOST', 'NODE_OPTIONS']) delete env[name]
   const server = spawnSource('gateway/cli.ts', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = once(server, 'exit')
