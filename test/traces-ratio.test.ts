@@ -54,3 +54,29 @@ t.test('traceidratio 0.5: what is recorded is what the sampler samples, by the t
   }
   t.ok(exported.every((span) => span.parentSpanId === ''), 'roots: no parent was sent')
 })
+
+t.test('OTEL_TRACES_SAMPLER and _ARG make the sampler the SDK would make', async (t) => {
+  const { samplerFromEnv } = await import('../gateway/tracing/sampling.ts')
+  const saved = { name: process.env.OTEL_TRACES_SAMPLER, arg: process.env.OTEL_TRACES_SAMPLER_ARG }
+  t.teardown(() => {
+    process.env.OTEL_TRACES_SAMPLER = saved.name
+    process.env.OTEL_TRACES_SAMPLER_ARG = saved.arg
+  })
+  const made = (name: string | undefined, arg?: string): string => {
+    if (name === undefined) delete process.env.OTEL_TRACES_SAMPLER
+    else process.env.OTEL_TRACES_SAMPLER = name
+    if (arg === undefined) delete process.env.OTEL_TRACES_SAMPLER_ARG
+    else process.env.OTEL_TRACES_SAMPLER_ARG = arg
+    return samplerFromEnv().toString()
+  }
+  t.equal(made('always_on'), 'AlwaysOnSampler')
+  t.equal(made('always_off'), 'AlwaysOffSampler')
+  t.match(made('parentbased_always_off'), /^ParentBased\{root=AlwaysOffSampler,/)
+  t.match(made('parentbased_always_on'), /^ParentBased\{root=AlwaysOnSampler,/)
+  t.match(made(undefined), /^ParentBased\{root=AlwaysOnSampler,/, 'the default')
+  t.match(made('no_such_sampler'), /^ParentBased\{root=AlwaysOnSampler,/, 'an unknown name: the default, as the SDK does')
+  t.equal(made('traceidratio', '0.25'), 'TraceIdRatioBased{0.25}')
+  t.match(made('parentbased_traceidratio', '0.01'), /^ParentBased\{root=TraceIdRatioBased\{0.01\},/)
+  t.equal(made('traceidratio', '7'), 'TraceIdRatioBased{1}', 'out of range: 1, as the SDK does')
+  t.equal(made('traceidratio'), 'TraceIdRatioBased{1}', 'no ratio: 1')
+})
