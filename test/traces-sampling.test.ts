@@ -31,6 +31,13 @@ const tokens = await liveToken(app)
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CALLER_SPAN = '00f067aa0ba902b7'
 const traceparent = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`
+// Every span the gateway starts goes through its tracer's startSpan (the SDK's), recorded or not.
+const startSpan = tracing.tracer.startSpan.bind(tracing.tracer)
+let started = 0
+tracing.tracer.startSpan = (...args) => {
+  started++
+  return startSpan(...args)
+}
 
 t.test('ratio 0: an untrusted caller\'s -01 does not force sampling; nothing of its trace reaches the upstream', async (t) => {
   for (let i = 0; i < 5; i++) {
@@ -43,6 +50,7 @@ t.test('ratio 0: an untrusted caller\'s -01 does not force sampling; nothing of 
   const lines = log.lines.filter((line) => line.msg === 'request' && String(line.path).startsWith('/echo/'))
   t.equal(lines.length, 5)
   t.ok(lines.every((line) => line.trace_id === undefined && line.span_id === undefined), 'no ids on lines of unsampled requests')
+  t.equal(started, 0, 'no span made for an unsampled request: the sampler is asked before any')
 })
 
 t.test('a trusted caller\'s sampled flag is followed (parent based), exported as OTLP JSON', async (t) => {
@@ -50,6 +58,7 @@ t.test('a trusted caller\'s sampled flag is followed (parent based), exported as
   const answer = await signedInject(app, { url: '/echo/trusted', token: tokens.accessToken, macKey: tokens.macKey, headers: { traceparent } })
   trusted = false
   t.equal(answer.statusCode, 200)
+  t.ok(started > 0, 'a sampled request\'s spans go through the tracer (what the count of the unsampled ones sees)')
   const spans = await receiver.waitFor((all) => all.some((span) => span.kind === 2 && span.traceId === CALLER_TRACE) && all.some((span) => span.kind === 3))
   t.ok(receiver.contentTypes.every((type) => type.startsWith('application/json')), 'http/json')
   t.ok(spans.every((span) => span.traceId === CALLER_TRACE), 'nothing of the unsampled requests was exported')

@@ -113,6 +113,29 @@ t.test('an untrusted caller\'s context is a link, not a parent; nothing of it re
   t.equal(received.headers.tracestate, undefined, 'nor its tracestate')
 })
 
+t.test('a nonce batch shared by concurrent requests: one span with its size, linked to every request it served', async (t) => {
+  const paths = Array.from({ length: 6 }, (_value, index) => `/echo/batch-${index}`)
+  const answers = await Promise.all(paths.map(async (path) => await signed(path)))
+  t.ok(answers.every((answer) => answer.statusCode === 200))
+  const spans = await receiver.waitFor((all) => paths.every((path) => all.some((span) => span.kind === 2 && span.attributes['url.path'] === path)))
+  const servers = paths.map((path) => spans.find((span) => span.kind === 2 && span.attributes['url.path'] === path)!)
+  const ids = new Set(servers.map((server) => server.spanId))
+  const batches = spans.filter((span) => span.name === 'macgateUseNonces' && span.links.some((link) => ids.has(link.spanId)))
+  const linked = batches.flatMap((batch) => batch.links.map((link) => link.spanId))
+  t.same(linked.sort(), [...ids].sort(), 'each request linked from exactly one batch span')
+  for (const server of servers) {
+    const batch = batches.find((span) => span.links.some((link) => link.spanId === server.spanId))!
+    t.ok(batch.links.some((link) => link.spanId === server.spanId && link.traceId === server.traceId), 'the link names the request\'s trace and span')
+  }
+  for (const batch of batches) {
+    t.equal(batch.attributes['macgate.nonce_batch.size'], batch.links.length, 'as many links as nonces: every request of the batch is sampled here')
+    const first = servers.find((server) => server.spanId === batch.links[0]!.spanId)!
+    t.equal(batch.parentSpanId, first.spanId, 'a child of the first request it served')
+    t.equal(batch.traceId, first.traceId)
+  }
+  t.ok(batches.some((batch) => batch.links.length > 1), 'requests of one turn share a batch')
+})
+
 t.test('a refused request\'s spans carry the reason and the code; a 4xx is no span error', async (t) => {
   const answer = await signed('/echo/refused', {}, 'not-the-mac-key')
   t.equal(answer.statusCode, 401)

@@ -5,10 +5,11 @@ import type { ProxyTracing } from '../proxy.ts'
 import { pathOf } from '../request-path.ts'
 import type { RouteTarget } from '../upstreams/upstreams.ts'
 import type { DroppedSpans } from './dropped-spans.ts'
+import type { Sampling } from './sampling.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request's server span (recording or not); null when tracing is off. */
+    /** The request's server span, when it is recorded; null when it is not sampled or tracing is off. */
     traceSpan: Span | null
     /** The context of a recorded server span, for its children; null when it is not recorded. */
     traceContext: Context | null
@@ -112,18 +113,21 @@ function upstreamAttributes (target: RouteTarget): Attributes {
  * listener, the MAC check's span, the store commands a request waits for, the upstream request's
  * client span, and the OAuth endpoints' outcome. A caller's trace context parents the server span
  * only from a trusted peer (or with `acceptIncomingContext`); anyone else's is kept as a link, so
- * that no outsider decides what is sampled. Children are made only under a recorded span: an
- * unsampled request costs its non-recording server span and nothing else.
+ * that no outsider decides what is sampled. The sampler is asked before any span is made
+ * (sampling.ts): an unsampled request gets no span at all, and no child either, so it costs the
+ * decision and nothing else.
  */
 export class GatewayTracing {
   readonly tracer: Tracer = trace.getTracer('macgate')
   readonly dropped: DroppedSpans
+  readonly #sampling: Sampling
   readonly #shutdown: () => Promise<void>
   /** Spans whose outcome an audit event already set. */
   readonly #outcomeSet = new WeakSet<Span>()
 
-  constructor (dropped: DroppedSpans, shutdown: () => Promise<void>) {
+  constructor (dropped: DroppedSpans, sampling: Sampling, shutdown: () => Promise<void>) {
     this.dropped = dropped
+    this.#sampling = sampling
     this.#shutdown = shutdown
   }
 
@@ -138,6 +142,7 @@ export class GatewayTracing {
   /** The hooks of the server span, on the root instance before any route: every request of the public listener passes them. */
   register (app: FastifyInstance, { acceptIncomingContext, trustedPeer = nobody }: TracingOptions): void {
     const tracer = this.tracer
+    const sampling = this.#sampling
     this.dropped.warnTo((fields, message) => { app.log.warn(fields, message) })
     app.decorateRequest('traceSpan', null)
     app.decorateRequest('traceContext', null)
@@ -154,9 +159,9 @@ export class GatewayTracing {
           if (caller !== undefined) options = { kind: SpanKind.SERVER, links: [{ context: caller } satisfies Link] }
         }
       }
-      const span = tracer.startSpan(request.method, options, parent)
+      const span = sampling.startSpan(tracer, request.method, options, parent)
+      if (span === undefined) return done()
       request.traceSpan = span
-      if (!span.isRecording()) return done()
       const host = headers.host ?? ''
       const colon = host.lastIndexOf(':')
       span.setAttributes({
@@ -183,7 +188,7 @@ export class GatewayTracing {
     })
     app.addHook('onError', (request: FastifyRequest, _reply: FastifyReply, error: FastifyError, done: () => void) => {
       const span = request.traceSpan
-      if (span !== null && span.isRecording() && !this.#outcomeSet.has(span)) {
+      if (span !== null && !this.#outcomeSet.has(span)) {
         const failure = toOAuthError(error)
         refusedOn(span, failure, failure.kind)
         this.#outcomeSet.add(span)
@@ -192,7 +197,7 @@ export class GatewayTracing {
     })
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
       const span = request.traceSpan
-      if (span === null || !span.isRecording()) return done()
+      if (span === null) return done()
       const status = reply.statusCode
       const upstream = request.upstreamSpan
       if (upstream !== null) {
@@ -279,21 +284,34 @@ export class GatewayTracing {
 
   /**
    * The store's commands as client spans under the request waiting for them (found in the async
-   * context); a nonce batch, sent once for the requests of one event-loop turn, is one span with
-   * its size, under the request that opened it. The command name alone: keys and arguments carry
-   * grant ids, token sets and sessions. The store's latency metric is told as before.
+   * context). A nonce batch, sent once for the requests of one event-loop turn, is one span with
+   * its size, carrying a link to the span of each recorded request it served (the form the
+   * OpenTelemetry spec gives batch processing: one operation, linked to what it was done for), as a
+   * child of the first of them; no span when none of them is recorded. The command name alone: keys
+   * and arguments carry grant ids, token sets and sessions. The store's latency metric is told as
+   * before.
    */
   observeStore (store: Store, metrics: Metrics): void {
-    store.observeCommands?.((command, seconds, failedCommand, size) => {
+    store.observeCommands?.((command, seconds, failedCommand, size, waiters) => {
       metrics.observeStoreCommand(command, seconds, failedCommand)
-      const parent = trace.getSpan(context.active())
-      if (parent === undefined || !parent.isRecording()) return
+      let parent: Context
+      let links: Link[] | undefined
+      if (size === undefined) {
+        const span = trace.getSpan(context.active())
+        if (span === undefined || !span.isRecording()) return
+        parent = context.active()
+      } else {
+        const served = waiters as SpanContext[] | undefined
+        if (served === undefined) return
+        parent = trace.setSpanContext(ROOT_CONTEXT, served[0]!)
+        links = served.map((waiting) => ({ context: waiting }))
+      }
       const attributes: Attributes = { 'db.system.name': 'redis', 'db.operation.name': command }
       if (size !== undefined) attributes['macgate.nonce_batch.size'] = size
-      const span = this.tracer.startSpan(command, { kind: SpanKind.CLIENT, attributes, startTime: Date.now() - seconds * 1000 })
+      const span = this.tracer.startSpan(command, { kind: SpanKind.CLIENT, attributes, links, startTime: Date.now() - seconds * 1000 }, parent)
       if (failedCommand) span.setStatus({ code: SpanStatusCode.ERROR, message: 'store unavailable' })
       span.end()
-    })
+    }, recordedWaiter)
   }
 
   /** The ids an access line carries, when the request's span is sampled. */
@@ -303,6 +321,12 @@ export class GatewayTracing {
     const ids = span.spanContext()
     return (ids.traceFlags & TraceFlags.SAMPLED) === 0 ? undefined : ids
   }
+}
+
+/** Who waits for a nonce being batched: the recorded span of the request in whose context it comes, as the batch span's link. */
+function recordedWaiter (): SpanContext | undefined {
+  const span = trace.getSpan(context.active())
+  return span !== undefined && span.isRecording() ? span.spanContext() : undefined
 }
 
 /** The user name of a Basic Authorization header (a client id), never its password. */

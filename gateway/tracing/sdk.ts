@@ -9,6 +9,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node'
 import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace'
 import { DroppedSpans } from './dropped-spans.ts'
 import { GatewayTracing } from './gateway-tracing.ts'
+import { samplerFromEnv, Sampling } from './sampling.ts'
 
 function otlpExporter (): SpanExporter {
   const protocol = getStringFromEnv('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? getStringFromEnv('OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf'
@@ -37,7 +38,8 @@ function spanProcessors (dropped: DroppedSpans): SpanProcessor[] {
 }
 
 /**
- * Starts the SDK: the sampler (`OTEL_TRACES_SAMPLER`, default parentbased_always_on), the
+ * Starts the SDK: the sampler (`OTEL_TRACES_SAMPLER`, default parentbased_always_on; built here
+ * and asked before any span is made, sampling.ts), the
  * propagators (`OTEL_PROPAGATORS`, default tracecontext and baggage), the resource
  * (`OTEL_RESOURCE_ATTRIBUTES`, `OTEL_SERVICE_NAME`, else `macgate`; a `service.instance.id` of its
  * own per process, so each worker of `--workers` is told apart) and the async context. No metrics
@@ -45,7 +47,10 @@ function spanProcessors (dropped: DroppedSpans): SpanProcessor[] {
  */
 export function startSdk (): GatewayTracing {
   const dropped = new DroppedSpans()
+  const sampling = new Sampling(samplerFromEnv())
   const sdk = new NodeSDK({
+    sampler: sampling.sampler,
+    idGenerator: sampling,
     resource: defaultResource().merge(resourceFromAttributes({ 'service.name': 'macgate' })),
     spanProcessors: spanProcessors(dropped),
     metricReaders: [],
@@ -53,5 +58,5 @@ export function startSdk (): GatewayTracing {
     instrumentations: []
   })
   sdk.start()
-  return new GatewayTracing(dropped, async () => await sdk.shutdown())
+  return new GatewayTracing(dropped, sampling, async () => await sdk.shutdown())
 }

@@ -22,8 +22,13 @@ export interface StoreLifecycle {
   serverSecret (proposed: string): Promise<string>
   /** Resolves when the store answers (a PING to Redis), else rejects with `errors.storeUnavailable`: readiness. */
   ping (): Promise<void>
-  /** Reports every command sent, for latency metrics (a store that sends none need not have it). */
-  observeCommands? (observer: (command: string, seconds: number, failed: boolean, batchSize?: number) => void): void
+  /**
+   * Reports every command sent, for latency metrics (a store that sends none need not have it). A
+   * store that batches nonces reports a batch with its size and, when `waiter` is given, what
+   * `waiter` answered (other than undefined) for each nonce as it joined the batch, in the caller's
+   * async context (a trace's span of the request waiting); undefined when it answered nothing.
+   */
+  observeCommands? (observer: (command: string, seconds: number, failed: boolean, batchSize?: number, waiters?: unknown[]) => void, waiter?: () => unknown): void
   close (): Promise<void>
 }
 

@@ -7,8 +7,11 @@ type ScriptArgument = string | number | Buffer
 /** The client with our scripts defined on it (`scripts.ts`). */
 export type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<ScriptArgument | ScriptArgument[]>) => Promise<unknown>>
 
-/** Told of every Redis command the store sends: its name, seconds until it settled, whether it failed, and for a nonce batch its size. */
-export type CommandObserver = (command: string, seconds: number, failed: boolean, batchSize?: number) => void
+/**
+ * Told of every Redis command the store sends: its name, seconds until it settled, whether it
+ * failed, and for a nonce batch its size and its waiters (what the waiter answered for its nonces).
+ */
+export type CommandObserver = (command: string, seconds: number, failed: boolean, batchSize?: number, waiters?: unknown[]) => void
 
 /**
  * What every role of the Redis store shares: the client, the key names, the store's clock, and
@@ -20,6 +23,8 @@ export class RedisContext {
   readonly clock: () => number
   /** Told of every command from `observeCommands` on (the plugin's store latency metric). */
   observer: CommandObserver | undefined
+  /** Asked who waits as each nonce joins a batch (a trace's request span), when tracing asks. */
+  waiter: (() => unknown) | undefined
 
   constructor (redis: Scripted, keys: RedisKeys, clock: () => number) {
     this.redis = redis

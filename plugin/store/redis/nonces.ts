@@ -14,8 +14,13 @@ export interface NonceRedis {
   mget: (keys: string[]) => Promise<Array<string | null>>
 }
 
-/** Told of each batch's script call: seconds until it settled, whether it failed, and how many nonces it carried. */
-export type NonceObserver = ((command: string, seconds: number, failed: boolean, batchSize: number) => void) | undefined
+/**
+ * Told of each batch's script call: seconds until it settled, whether it failed, how many nonces it
+ * carried, and what the waiter answered for them (undefined when nothing).
+ */
+export type NonceObserver = ((command: string, seconds: number, failed: boolean, batchSize: number, waiters: unknown[] | undefined) => void) | undefined
+/** Asked, in the caller's async context, who waits for a nonce joining a batch (a trace's request span), or undefined. */
+export type NonceWaiter = (() => unknown) | undefined
 
 /**
  * Sets per (slot tag, minute): 256, chosen by a byte of the keyed hash beyond the 64 compared. A set
@@ -45,6 +50,7 @@ export class RedisNonces implements NonceLog, NonceReports {
   readonly #prefix: string
   readonly #perSlot: boolean
   readonly #observer: () => NonceObserver
+  readonly #waiter: () => NonceWaiter
   readonly #clock: () => number
   /** A cluster's quota counters: one call per turn, before the nonces. */
   readonly #counters: CounterBatches
@@ -55,11 +61,12 @@ export class RedisNonces implements NonceLog, NonceReports {
   /** Set id → its key's name, made once for all the requests that meet the set (bounded: SET_KEYS_KEPT). */
   readonly #setKeys = new Map<number, string>()
 
-  constructor (redis: NonceRedis, prefix: string, { perSlot, observer, clock }: { perSlot: boolean, observer: () => NonceObserver, clock: () => number }) {
+  constructor (redis: NonceRedis, prefix: string, { perSlot, observer, waiter, clock }: { perSlot: boolean, observer: () => NonceObserver, waiter: () => NonceWaiter, clock: () => number }) {
     this.#redis = redis
     this.#prefix = prefix
     this.#perSlot = perSlot
     this.#observer = observer
+    this.#waiter = waiter
     this.#clock = clock
     this.#counters = new CounterBatches(redis)
   }
@@ -69,6 +76,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     const batch = this.#batchOf(use)
     batch.plainArgs.push(this.#setIndex(batch, use), use.key.readBigInt64LE(0).toString())
     batch.plain.push(answer)
+    this.#waiting(batch)
     return answer
   }
 
@@ -92,7 +100,16 @@ export class RedisNonces implements NonceLog, NonceReports {
     }
     batch.countedArgs.push(this.#setIndex(batch, use), use.key.readBigInt64LE(0).toString(), counter)
     batch.counted.push(answer)
+    this.#waiting(batch)
     return answer
+  }
+
+  /** Who waits for the nonce just batched, when a waiter asks (tracing): nothing is kept or made otherwise. */
+  #waiting (batch: Batch): void {
+    const waiter = this.#waiter()
+    if (waiter === undefined) return
+    const waiting = waiter()
+    if (waiting !== undefined) (batch.waiters ??= []).push(waiting)
   }
 
   /** The counts of the named counters in a window: one MGET (on a cluster all share their tag). */
@@ -195,7 +212,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     }
     const observer = this.#observer()
     const started = observer === undefined ? 0 : performance.now()
-    const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length)
+    const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length, batch.waiters)
     // Arrays, not spread: ioredis flattens them, and a long turn would overflow a spread call.
     this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.length / 2, batch.counterArgs.length / 3, batch.plain.length, batch.setArgs, batch.counterArgs, batch.plainArgs, batch.countedArgs).then(
       (answers) => {
@@ -264,6 +281,8 @@ class Batch {
   readonly countedArgs: Array<number | string> = []
   readonly plain: Array<Pending<boolean>> = []
   readonly counted: Array<Pending<CountedUse>> = []
+  /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */
+  waiters: unknown[] | undefined = undefined
 
   /** The script's answers: per plain nonce 1 (first use) or 0; then per counted nonce its status and its counter's value. */
   settle (answers: number[]): void {

@@ -54,7 +54,7 @@ export class RedisStore extends ComposedStore implements Store {
     const grants = new RedisGrants(context, feed)
     // The replay memory: sets per tag and minute, one script call per event-loop turn; on a cluster a
     // script's keys must share a slot, so the batch goes out per slot.
-    const nonces = new RedisNonces(redis, prefix, { perSlot: typeof target !== 'string', observer: () => context.observer, clock })
+    const nonces = new RedisNonces(redis, prefix, { perSlot: typeof target !== 'string', observer: () => context.observer, waiter: () => context.waiter, clock })
     super({
       clients: new RedisClients(context, grants),
       accounts: new RedisAccounts(context),
@@ -98,9 +98,10 @@ export class RedisStore extends ComposedStore implements Store {
     return await answer('macgateServerSecret', redis.macgateServerSecret(keys.serverSecret, proposed)) as string
   }
 
-  /** Every command from now on is reported to `observer` (the plugin's store latency metric). */
-  observeCommands (observer: CommandObserver): void {
+  /** Every command from now on is reported to `observer` (the plugin's store latency metric); a nonce batch's waiters to it as `waiter` names them. */
+  observeCommands (observer: CommandObserver, waiter?: () => unknown): void {
     this.#context.observer = observer
+    this.#context.waiter = waiter
   }
 
   async ping (): Promise<void> {
