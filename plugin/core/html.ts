@@ -48,7 +48,7 @@ ul{padding-left:1.2rem}.checks ul{list-style:none;padding:0;margin:.5rem 0;borde
 pre{background:var(--bg);padding:.75rem;border-radius:6px;overflow-x:auto;white-space:pre-wrap;word-break:break-all;font-size:.85rem}
 .step{border-left:4px solid var(--accent);padding-left:1rem;margin:1.5rem 0}
 ul.apps{list-style:none;padding:0;margin:1rem 0}ul.apps>li{border:1px solid var(--line);border-radius:10px;padding:1rem;margin:0 0 1rem}
-button.danger{color:var(--danger);border-color:var(--danger)}#notice{background:var(--bg);border-left:4px solid var(--accent);padding:.5rem .75rem}
+button.danger,.button.danger{color:var(--danger);border-color:var(--danger)}#notice{background:var(--bg);border-left:4px solid var(--accent);padding:.5rem .75rem}
 @media (max-width:480px){body{padding:0}main{border-radius:0;box-shadow:none;min-height:100vh;padding:1.5rem 1.25rem}}`
 
 const BRAND = `<p class="brand">${FAVICON_SVG.replace('<svg ', '<svg aria-hidden="true" ')}macgate</p>`
