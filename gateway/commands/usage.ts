@@ -95,10 +95,10 @@ export const usage = `Usage: macgate <command>
   registration-tokens revoke ID
   users add --username NAME --password-stdin [--json]
   users passwd --username NAME --password-stdin    (ends the user's sessions)
-  users update NAME --developer | --no-developer   (the developer console, where developerConsole is "developers")
                               the password is read from standard input, never an argument:
                               printf '%s\\n' "$PASSWORD" | macgate users add --username NAME --password-stdin
   users remove NAME                                (ends the user's sessions)
+  users update NAME --developer | --no-developer   (may use the developer console)
   load --url URL [--method GET] [--path P]... [--paths FILE] [--connections 50]
        [--duration 30s | --amount N] [--rate R] [--credentials FILE] [--distribution zipf]
        [--json] [--out DIR]
