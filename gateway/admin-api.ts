@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import {
   changePassword, compileValidator, createRegistrationToken, createUser, errors, listRegistrationTokens, revokeRegistrationToken, newClientSchema, listUserGrants, NoSuchRecordError, registerClient, RegistrationError, removeClient,
-  removeUser, revokeUserGrant, rotateClientSecret, updateClient, type AuditEvents, type ClientRecord, type ClientUpdate, type RegistrationTokenRecord, type ScopeRegistry, type Store
+  removeUser, revokeUserGrant, rotateClientSecret, setClientOwner, setDeveloper, updateClient, type AuditEvents, type ClientRecord, type ClientUpdate, type RegistrationTokenRecord, type ScopeRegistry, type Store
 } from '../plugin/index.ts'
 
 export interface AdminApiOptions {
@@ -38,7 +38,9 @@ const schemas = {
   }, ['name', 'redirect_uris']),
   // A field given replaces the registered one; at least one is given.
   // A null quota removes the client's own limit (the routes' defaults apply again).
-  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, grant_types: grantTypes, quota_per_minute: { anyOf: [quotaPerMinute, { type: 'null' }] } }), minProperties: 1 },
+  clientUpdate: { ...object({ redirect_uris: redirectUris, allowed_origins: allowedOrigins, response_types: responseTypes, grant_types: grantTypes, quota_per_minute: { anyOf: [quotaPerMinute, { type: 'null' }] }, owner: { anyOf: [{ type: 'string', minLength: 1, maxLength: 64 }, { type: 'null' }] } }), minProperties: 1 },
+  // The user's developer console (gateway setting developerConsole "developers").
+  userUpdate: object({ developer: { type: 'boolean' } }, ['developer']),
   rotation: object({ grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000 } }),
   newRegistrationToken: object({ uses: { type: 'integer', minimum: 1, maximum: 1_000_000 }, expires_in: { type: 'integer', minimum: 1, maximum: 31_536_000 } }),
   newUser: object({ username: text, password }, ['username', 'password']),
@@ -76,6 +78,8 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
     mac_algorithm: client.macAlgorithm ?? 'HmacSha1',
     // Registered by a developer (RFC 7591) rather than an operator: shown unverified to users.
     self_registered: client.selfRegistration !== undefined,
+    // The user (by id) whose developer console lists and manages it.
+    ...(client.ownerId !== undefined && { owner_id: client.ownerId }),
     ...(client.quotaPerMinute !== undefined && { quota_per_minute: client.quotaPerMinute }),
     ...(client.previousSecretUntil !== undefined && client.previousSecretUntil > now && { previous_secret_until: new Date(client.previousSecretUntil).toISOString() }),
     created_at: new Date(client.createdAt).toISOString()
@@ -121,9 +125,12 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
       return await reply.code(201).send({ ...clientView(client, clock()), ...(clientSecret !== undefined && { client_secret: clientSecret }) })
     })
 
-  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, grant_types?: string[], quota_per_minute?: number | null } }>(
+  app.patch<{ Params: { clientId: string }, Body: { redirect_uris?: string[], allowed_origins?: string[], response_types?: Array<'code' | 'token'>, grant_types?: string[], quota_per_minute?: number | null, owner?: string | null } }>(
     '/admin/clients/:clientId', { schema: { body: schemas.clientUpdate } }, async (request) => {
-      const body = request.body
+      const { owner, ...body } = request.body
+      // The owner (a username, or null to clear it) first: an unknown user changes nothing.
+      const owned = owner === undefined ? undefined : await setClientOwner(store, request.params.clientId, owner, events)
+      if (owned !== undefined && Object.keys(body).length === 0) return clientView(owned, clock())
       const update: ClientUpdate = {
         ...(body.redirect_uris !== undefined && { redirectUris: body.redirect_uris }),
         ...(body.allowed_origins !== undefined && { allowedOrigins: body.allowed_origins }),
@@ -182,6 +189,11 @@ export async function adminApi (app: FastifyInstance, { store, registry, events,
   app.delete<{ Params: { username: string } }>('/admin/users/:username', async (request) => {
     const { userId, grants } = await removeUser(store, request.params.username, events)
     return { user_id: userId, grants_revoked: grants }
+  })
+
+  app.patch<{ Params: { username: string }, Body: { developer: boolean } }>('/admin/users/:username', { schema: { body: schemas.userUpdate } }, async (request) => {
+    await setDeveloper(store, request.params.username, request.body.developer, events)
+    return { username: request.params.username, developer: request.body.developer }
   })
 
   app.put<{ Params: { username: string }, Body: { password: string } }>('/admin/users/:username/password', { schema: { body: schemas.newPassword } }, async (request, reply) => {

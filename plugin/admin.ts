@@ -47,8 +47,10 @@ export interface NewClient {
   refreshTokenTtl?: number
   /** Its own limit per minute on every route with a quota, instead of the route's (0 blocks). */
   quotaPerMinute?: number
-  /** Set by the registration endpoint (RFC 7591) only: the client registered itself. */
+  /** Set by the registration endpoint (RFC 7591) and the developer console only: the client registered itself. */
   selfRegistration?: SelfRegistration
+  /** The user whose app it is (the developer console's). */
+  ownerId?: string
 }
 
 /** What `updateClient` may change; a field left out stays as it is. */
@@ -112,7 +114,8 @@ function checkRedirectUris (uris: string[], isPublic: boolean): void {
   }
 }
 
-function checkAllowedOrigins (origins: string[]): void {
+/** The allowed origins' bounds and form, as at registration (the developer console checks them so too). */
+export function checkAllowedOrigins (origins: string[]): void {
   if (origins.length > ALLOWED_ORIGINS.maxItems) throw new RegistrationError(`at most ${ALLOWED_ORIGINS.maxItems} allowed origins`)
   for (const origin of origins) {
     const problem = originProblem(origin)
@@ -211,6 +214,7 @@ export async function registerClient (store: ClientStore, registry: ScopeRegistr
     ...(input.refreshTokenTtl !== undefined && { refreshTokenTtl: input.refreshTokenTtl }),
     ...(input.quotaPerMinute !== undefined && { quotaPerMinute: input.quotaPerMinute }),
     ...(input.selfRegistration !== undefined && { selfRegistration: input.selfRegistration }),
+    ...(input.ownerId !== undefined && { ownerId: input.ownerId }),
     createdAt: clock()
   }
   await store.saveClient(client)
@@ -304,6 +308,25 @@ export async function rotateClientSecret (store: ClientStore, clientId: string, 
   if (rotated === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
   events?.record('client.secret_rotated', { clientId, graceSeconds })
   return { clientSecret }
+}
+
+/** Sets (a username) or clears (`null`) the client's owner: the user whose developer console lists and manages it. */
+export async function setClientOwner (store: ClientStore & AccountStore, clientId: string, owner: string | null, events?: AuditEvents): Promise<ClientRecord> {
+  const ownerId = owner === null ? null : (await store.getUserByName(owner))?.id
+  if (ownerId === undefined) throw new NoSuchRecordError(`no user ${owner!}`)
+  const updated = await store.updateClient(clientId, { ownerId })
+  if (updated === undefined) throw new NoSuchRecordError(`no client ${clientId}`)
+  events?.record('client.owner_changed', { clientId, ownerId })
+  return updated
+}
+
+/** Allows (or stops) the user's developer console, where the deployment's `developerConsole` is `developers`. */
+export async function setDeveloper (store: AccountStore, username: string, developer: boolean, events?: AuditEvents): Promise<void> {
+  const user = await store.getUserByName(username)
+  if (user === undefined) throw new NoSuchRecordError(`no user ${username}`)
+  const { developer: _was, ...rest } = user
+  if (!await store.updateUser(developer ? { ...rest, developer: true } : rest)) throw new NoSuchRecordError(`no user ${username}`)
+  events?.record('user.developer_changed', { userId: user.id, username, developer })
 }
 
 /** Removes the client and revokes every grant issued to it, on every instance. */

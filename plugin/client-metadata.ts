@@ -160,7 +160,7 @@ export function selfRegistrationOf (metadata: ClientMetadata, { via, initialToke
   return {
     via,
     ...(initialTokenId !== undefined && { initialTokenId }),
-    accessTokenHash,
+    ...(accessTokenHash !== undefined && { accessTokenHash }),
     tokenEndpointAuthMethod: metadata.tokenEndpointAuthMethod,
     ...(clientUri !== undefined && { clientUri }),
     ...(logoUri !== undefined && { logoUri }),

@@ -6,6 +6,7 @@ import fp from 'fastify-plugin'
 import { registerSessions } from './account/session.ts'
 import { signInRoutes } from './account/signin.ts'
 import { appsRoutes } from './account/apps.ts'
+import { developerRoutes } from './developer-console.ts'
 import { resolveOptions, type MacgateContext, type MacgateOptions, type MacgateSettings } from './config/options.ts'
 import { errors, toOAuthError } from './core/errors.ts'
 import { parseForm } from './core/params.ts'
@@ -13,7 +14,7 @@ import { securityHeaders, sendErrorPage } from './core/replies.ts'
 import { macAuthHook, type MacAuthHook, type MacAuthOptions } from './mac/hook.ts'
 import { MacVerifier, type MacIdentity } from './mac/verify.ts'
 import { watchQuotaRefusals } from './mac/quota-refusals.ts'
-import { Quotas } from './mac/quota.ts'
+import { Quotas, type RouteQuota } from './mac/quota.ts'
 import { authorizeRoutes } from './oauth/authorize-endpoint.ts'
 import { deviceVerificationRoutes } from './oauth/device/verification-page.ts'
 import { standardRoutes } from './oauth/standard-endpoints.ts'
@@ -54,7 +55,7 @@ export { quotaCounterName, quotaWindow } from './mac/quota.ts'
 export { grantAccessToken, grantCode } from './oauth/authorize-response.ts'
 export { createRegistrationToken, listRegistrationTokens, REGISTRATION_TOKEN_DEFAULTS, revokeRegistrationToken, type NewRegistrationToken } from './registration-tokens.ts'
 export { REGISTRATION_PATH } from './client-registration.ts'
-export { changePassword, clientWithoutSecrets, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, updateClient, type ClientUpdate, type NewClient } from './admin.ts'
+export { changePassword, clientWithoutSecrets, createUser, listUserGrants, newClientSchema, NoSuchRecordError, registerClient, RegistrationError, removeClient, removeUser, revokeUserGrant, rotateClientSecret, setClientOwner, setDeveloper, updateClient, type ClientUpdate, type NewClient } from './admin.ts'
 export type { UserGrant, Consent } from './store/store.ts'
 export type { NonceStats, NonceUse } from './store/store.ts'
 export type { DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DevicePollState, DeviceRedeemResult, UserCodeTarget } from './store/store.ts'
@@ -127,8 +128,16 @@ async function pages (fastify: FastifyInstance, config: MacgateContext): Promise
   authorizeRoutes(fastify, config)
   signInRoutes(fastify, config)
   appsRoutes(fastify, config)
+  if (config.developerConsole !== 'off') developerRoutes(fastify, config)
   // The device grant's page (RFC 8628), where the issuer's users type the code.
   if (config.issuer !== undefined) deviceVerificationRoutes(fastify, config)
+}
+
+/** Routes remembered for the developer console's use counts, at most this many (a config's routes). */
+const MAX_QUOTA_ROUTES = 1000
+
+function noteQuotaRoute ({ quotaRoutes }: MacgateContext, quota: RouteQuota | undefined): void {
+  if (quota !== undefined && (quotaRoutes.has(quota.route) || quotaRoutes.size < MAX_QUOTA_ROUTES)) quotaRoutes.set(quota.route, quota.perMinute)
 }
 
 /** The store's part of the metrics: command latency, and what the revocation channel delivers. */
@@ -151,7 +160,10 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   watchQuotaRefusals(quotas, config.metrics.registry, config.events)
   const origins = new ClientOrigins(config.store, config.corsOriginCacheMs)
   fastify.decorate('clientOrigins', origins)
-  fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => macAuthHook(verifier, config.metrics.verifications, authOptions))
+  fastify.decorate('macAuth', (authOptions?: MacAuthOptions) => {
+    noteQuotaRoute(config, authOptions?.quota)
+    return macAuthHook(verifier, config.metrics.verifications, authOptions)
+  })
   fastify.decorate('swapMacgateSettings', (next: SwappableSettings) => swapSettings(config, verifier, next))
   observeStore(config)
   config.metrics.watchTokenCache(verifier.cache)

@@ -212,8 +212,8 @@ t.test('users and clients: mistakes refused before the store; the commands\' out
   const redis = await startRedis(t)
   const store = env({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix })
   const usageMistakes: Array<[string[], string]> = [
-    [['users'], 'users needs add, passwd or remove'],
-    [['users', 'delete', 'bob'], 'users needs add, passwd or remove, not delete'],
+    [['users'], 'users needs add, passwd, update or remove'],
+    [['users', 'delete', 'bob'], 'users needs add, passwd, update or remove, not delete'],
     [['users', 'add', '--password-stdin'], 'users add needs --username'],
     [['users', 'add', '--username', 'bob'], 'users add needs --password-stdin (the password on standard input)'],
     [['users', 'passwd', '--password-stdin'], 'users passwd needs --username'],

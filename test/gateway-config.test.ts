@@ -44,11 +44,13 @@ const DEFAULTS = {
   drainDelayMs: 0,
   drainMs: 30_000,
   registration: 'off',
-  registrationRateLimit: 10
+  registrationRateLimit: 10,
+  developerConsole: 'off',
+  developerAppLimit: 20
 }
 
 // Every field a config file may have, as a refusal of an unknown one lists them.
-const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, trustProxy, drainDelayMs, drainMs, tracing, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, signedHosts, tokenCache, cors, corsOriginCacheMs, registration, registrationRateLimit)'
+const KNOWN = '(known: upstream, routes, forwardMethodOverride, timeouts, upstreamPool, clientTimeouts, tls, http2, hsts, trustProxy, drainDelayMs, drainMs, tracing, scopes, strictRedirectUri, tokenErrorStatus, codeTtl, accessTokenTtl, refreshTokenTtl, signInRateLimit, clientAuthRateLimit, secureCookies, deviceCodeTtl, devicePollInterval, deviceAuthorizationRateLimit, userCodeGuessLimit, macDebug, refreshReuseGraceSeconds, issuer, nonceSkewMinutes, macQueryVariants, signedHosts, tokenCache, cors, corsOriginCacheMs, registration, registrationRateLimit, developerConsole, developerAppLimit)'
 
 function refusal (input: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {

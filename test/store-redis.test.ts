@@ -75,6 +75,8 @@ t.test('keys: records of a grant expire, the rest does not', async (t) => {
     ['user', /^user:/, 0],
     ['consent', /^consent:/, 0],
     ['consents of a user', /^consents:\{[^}]+\}$/, 0],
+    // The users who consented to a client (the developer console's count): until the client is removed.
+    ['consenters of a client', /^\{c:\d+\}:consenters$/, 0],
     // Like the client's: as long as the user's longest-lived grant.
     ['grants of a user', /^\{u:[^}]+\}:grants$/, 86400],
     ['server secret', /^secret$/, 0],

@@ -98,6 +98,7 @@ export const usage = `Usage: macgate <command>
                               the password is read from standard input, never an argument:
                               printf '%s\\n' "$PASSWORD" | macgate users add --username NAME --password-stdin
   users remove NAME                                (ends the user's sessions)
+  users update NAME --developer | --no-developer   (may use the developer console)
   load --url URL [--method GET] [--path P]... [--paths FILE] [--connections 50]
        [--duration 30s | --amount N] [--rate R] [--credentials FILE] [--distribution zipf]
        [--json] [--out DIR]

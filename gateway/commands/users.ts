@@ -1,5 +1,5 @@
 import { text } from 'node:stream/consumers'
-import { changePassword, createUser, removeUser } from '../../plugin/index.ts'
+import { changePassword, createUser, removeUser, setDeveloper } from '../../plugin/index.ts'
 import { withAdminStore } from './admin-store.ts'
 import type { CommandIO } from './io.ts'
 import { parseCommand, UsageError } from './usage.ts'
@@ -48,9 +48,21 @@ async function remove (args: string[], { env, stdout }: CommandIO): Promise<void
   })
 }
 
+/** `users update NAME --developer | --no-developer`: allows or stops the user's developer console. */
+async function update (args: string[], { env, stdout }: CommandIO): Promise<void> {
+  const { values, positionals } = parseCommand('users update', { args, allowPositionals: true, allowNegative: true, options: { developer: { type: 'boolean' } } })
+  if (positionals.length !== 1) throw new UsageError('users update needs exactly one username')
+  if (values.developer === undefined) throw new UsageError('users update needs --developer or --no-developer')
+  await withAdminStore(env, async (store) => {
+    await setDeveloper(store, positionals[0]!, values.developer!)
+    stdout.write(`${positionals[0]!} ${values.developer! ? 'may now use' : 'may no longer use'} the developer console\n`)
+  })
+}
+
 export async function usersCommand (subcommand: string | undefined, args: string[], io: CommandIO): Promise<void> {
   if (subcommand === 'add') return await add(args, io)
   if (subcommand === 'passwd') return await passwd(args, io)
   if (subcommand === 'remove') return await remove(args, io)
-  throw new UsageError(`users needs add, passwd or remove${subcommand === undefined ? '' : `, not ${subcommand}`}`)
+  if (subcommand === 'update') return await update(args, io)
+  throw new UsageError(`users needs add, passwd, update or remove${subcommand === undefined ? '' : `, not ${subcommand}`}`)
 }

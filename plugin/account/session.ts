@@ -73,9 +73,9 @@ export async function currentUser (config: MacgateContext, request: FastifyReque
   return { id: session.userId, username: session.username }
 }
 
-/** The authorization endpoint, the device page and the apps page are the only places to return to after signing in: no open redirect. */
+/** The authorization endpoint, the device page, the apps page and the developer console are the only places to return to after signing in: no open redirect. */
 export function safeReturnTo (value: unknown): string | undefined {
-  if (value === APPS_PAGE || value === '/oauth2/device') return value
+  if (value === APPS_PAGE || value === '/oauth2/device' || value === '/oauth2/developer') return value
   if (typeof value === 'string' && /^\/oauth2\/device\?user_code=[A-Za-z-]{1,20}$/.test(value)) return value
   // Visible ASCII only: anything else could not be sent back in a Location header.
   return typeof value === 'string' && value.startsWith('/oauth2/authorize?') && /^[\x21-\x7e]+$/.test(value) ? value : undefined

@@ -71,7 +71,17 @@ export interface MacgateSettings {
   registration?: RegistrationMode | RegistrationSettings
   /** With registration `open`: registrations per client address and minute (an IPv6 caller by its /64). */
   registrationRateLimit?: number
+  /**
+   * Who may register and manage their own apps at `/oauth2/developer`: `off` (default), `developers`
+   * (users an operator marked), `everyone` (any signed-in user; only with registration `open`, so
+   * that the console never gets round the `token` gate).
+   */
+  developerConsole?: DeveloperConsoleMode
+  /** Apps one user may own through the console. */
+  developerAppLimit?: number
 }
+
+export type DeveloperConsoleMode = 'off' | 'developers' | 'everyone'
 
 export type RegistrationMode = 'off' | 'token' | 'open'
 
@@ -138,6 +148,10 @@ export interface MacgateContext {
   corsOriginCacheMs: number
   registration: RegistrationPolicy
   registrationRateLimit: number
+  developerConsole: DeveloperConsoleMode
+  developerAppLimit: number
+  /** Routes with a quota, by their counter name, as `macAuth` hooks were made for them: what the console reads a client's use from. */
+  quotaRoutes: Map<string, number>
   /** The plugin's one clock (MacgateOptions.clock). */
   clock: () => number
 }
@@ -238,11 +252,13 @@ export const settingsSchema = {
         }
       ]
     },
-    registrationRateLimit: { type: 'integer', minimum: 1, maximum: 100_000, default: defaults.registrationRateLimit }
+    registrationRateLimit: { type: 'integer', minimum: 1, maximum: 100_000, default: defaults.registrationRateLimit },
+    developerConsole: { enum: ['off', 'developers', 'everyone'], default: defaults.developerConsole },
+    developerAppLimit: { type: 'integer', minimum: 1, maximum: 10_000, default: defaults.developerAppLimit }
   }
 } as const
 
-type ResolvedSettings = Omit<MacgateContext, 'store' | 'secret' | 'registry' | 'metrics' | 'events' | 'clock' | 'registration'> & { scopes?: ScopeDefinition[], registration: RegistrationMode | RegistrationSettings }
+type ResolvedSettings = Omit<MacgateContext, 'store' | 'secret' | 'registry' | 'metrics' | 'events' | 'clock' | 'registration' | 'quotaRoutes'> & { scopes?: ScopeDefinition[], registration: RegistrationMode | RegistrationSettings }
 const validateSettings = compileValidator<ResolvedSettings>(settingsSchema, 'option')
 
 function isStore (value: unknown): value is Store {
@@ -273,9 +289,15 @@ export async function resolveOptions (options: MacgateOptions): Promise<MacgateC
   }
   const { scopes, registration, ...rest } = resolved
   const registry = new ScopeRegistry(scopes ?? defaultScopes)
+  const policy = registrationPolicy(registration, registry)
+  // Anyone signed in may register apps only where anyone may register them anyway.
+  if (rest.developerConsole === 'everyone' && policy.mode !== 'open') {
+    throw new RangeError(`macgate option developerConsole may be "everyone" only with registration "open" (registration is "${policy.mode}"): use "developers"`)
+  }
   return {
     ...rest,
-    registration: registrationPolicy(registration, registry),
+    registration: policy,
+    quotaRoutes: new Map(),
     tokenErrorStatus: rest.tokenErrorStatus,
     store,
     secret: secret ?? await store.serverSecret(randomBytes(32).toString('base64url')),

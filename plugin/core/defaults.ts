@@ -48,6 +48,10 @@ export const defaults = {
   registration: 'off',
   /** Registrations per client address (an IPv6 one by its /64) and minute, when registration is open. */
   registrationRateLimit: 10,
+  /** The developer console (`/oauth2/developer`): off unless the deployment opens it. */
+  developerConsole: 'off',
+  /** Apps one user may own through the developer console. */
+  developerAppLimit: 20,
   /** What a registration may ask for by default: the code grant (and its refreshes). */
   registrationGrantTypes: ['authorization_code', 'refresh_token'],
   tokenCache: {

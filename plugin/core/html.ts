@@ -30,7 +30,9 @@ h1{font-size:1.5rem;line-height:1.25;margin:0 0 .5rem}h2{font-size:1.2rem;margin
 p{margin:.5rem 0 1rem}.lead{color:var(--muted);margin-top:0}code{font-size:.9em;background:var(--bg);padding:.1em .3em;border-radius:4px;overflow-wrap:anywhere}
 a{color:var(--accent)}.error{color:var(--danger)}.aside form{display:inline}
 label{display:block;font-weight:600;margin:1rem 0 .35rem}
-input{width:100%;padding:.6rem .75rem;font:inherit;border:1px solid var(--line);border-radius:8px}
+input,textarea,select{width:100%;padding:.6rem .75rem;font:inherit;border:1px solid var(--line);border-radius:8px}
+input[type=checkbox],input[type=radio]{width:auto}label.check{font-weight:400;margin:.35rem 0}fieldset{border:1px solid var(--line);border-radius:8px;margin:1rem 0}
+dl.details{display:grid;grid-template-columns:9rem 1fr;gap:.25rem .75rem;margin:.5rem 0}dl.details dt{color:var(--muted)}dl.details dd{margin:0}
 input:focus,button:focus-visible,.button:focus-visible{outline:3px solid #2456c666;outline-offset:1px;border-color:var(--accent)}
 button,.button{display:inline-block;font:inherit;font-weight:600;text-align:center;text-decoration:none;padding:.65rem 1.25rem;border-radius:8px;cursor:pointer;
 border:1px solid var(--accent);background:var(--accent);color:#fff}
@@ -46,7 +48,7 @@ ul{padding-left:1.2rem}.checks ul{list-style:none;padding:0;margin:.5rem 0;borde
 pre{background:var(--bg);padding:.75rem;border-radius:6px;overflow-x:auto;white-space:pre-wrap;word-break:break-all;font-size:.85rem}
 .step{border-left:4px solid var(--accent);padding-left:1rem;margin:1.5rem 0}
 ul.apps{list-style:none;padding:0;margin:1rem 0}ul.apps>li{border:1px solid var(--line);border-radius:10px;padding:1rem;margin:0 0 1rem}
-button.danger{color:var(--danger);border-color:var(--danger)}#notice{background:var(--bg);border-left:4px solid var(--accent);padding:.5rem .75rem}
+button.danger,.button.danger{color:var(--danger);border-color:var(--danger)}#notice{background:var(--bg);border-left:4px solid var(--accent);padding:.5rem .75rem}
 @media (max-width:480px){body{padding:0}main{border-radius:0;box-shadow:none;min-height:100vh;padding:1.5rem 1.25rem}}`
 
 const BRAND = `<p class="brand">${FAVICON_SVG.replace('<svg ', '<svg aria-hidden="true" ')}macgate</p>`

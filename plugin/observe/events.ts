@@ -16,12 +16,15 @@ export interface AuditEventMap {
   /**
    * `by`: absent for an operator (the CLI, the admin API); `registration` for a developer at the
    * registration endpoints (RFC 7591/7592), with their address and, in `token` mode, which
-   * initial access token they used.
+   * initial access token they used; `console` for its owner in the developer console, with their
+   * user id (`userId`) and address.
    */
-  'client.registered': { clientId: string, name: string, by?: 'registration', via?: 'open' | 'token', initialTokenId?: string, ip?: string }
-  'client.removed': { clientId: string, by?: 'registration', ip?: string }
-  'client.secret_rotated': { clientId: string, graceSeconds: number }
-  'client.updated': { clientId: string, fields: string[], by?: 'registration', ip?: string }
+  'client.registered': { clientId: string, name: string, by?: 'registration' | 'console', via?: 'open' | 'token', initialTokenId?: string, userId?: string, ip?: string }
+  'client.removed': { clientId: string, by?: 'registration' | 'console', userId?: string, ip?: string }
+  'client.secret_rotated': { clientId: string, graceSeconds: number, by?: 'console', userId?: string, ip?: string }
+  'client.updated': { clientId: string, fields: string[], by?: 'registration' | 'console', userId?: string, ip?: string }
+  /** An operator set or cleared a client's owner (the user whose console lists it). */
+  'client.owner_changed': { clientId: string, ownerId: string | null }
   /** An operator made or revoked an initial access token for dynamic registration. */
   'registration_token.created': { id: string, uses: number, expiresAt: number }
   'registration_token.revoked': { id: string }
@@ -41,6 +44,8 @@ export interface AuditEventMap {
   'user.created': { userId: string, username: string }
   'user.removed': { userId: string, username: string, grants: number }
   'user.password_changed': { userId: string, username: string }
+  /** An operator allowed or stopped a user's developer console. */
+  'user.developer_changed': { userId: string, username: string, developer: boolean }
 }
 
 export type AuditEventType = keyof AuditEventMap

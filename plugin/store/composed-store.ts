@@ -50,6 +50,7 @@ export abstract class ComposedStore implements Omit<Store, keyof StoreLifecycle>
   addConsent (userId: string, clientId: string, scopes: string[]): Promise<void> { return this.#parts.consents.addConsent(userId, clientId, scopes) }
   listConsents (userId: string): Promise<Consent[]> { return this.#parts.consents.listConsents(userId) }
   forgetConsent (userId: string, clientId: string): Promise<void> { return this.#parts.consents.forgetConsent(userId, clientId) }
+  countConsents (clientId: string): Promise<number> { return this.#parts.consents.countConsents(clientId) }
 
   trackGrant (clientId: string, grantId: string, until: number, userId: string): Promise<void> { return this.#parts.grantIndex.trackGrant(clientId, grantId, until, userId) }
   listUserGrants (userId: string): Promise<UserGrant[]> { return this.#parts.grantIndex.listUserGrants(userId) }

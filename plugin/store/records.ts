@@ -44,6 +44,8 @@ export interface ClientRecord {
   quotaPerMinute?: number
   /** Present when the client registered itself (RFC 7591) rather than an operator registering it. */
   selfRegistration?: SelfRegistration
+  /** The user (by id) whose app it is: set by the developer console, or by an operator (the admin API). */
+  ownerId?: string
   createdAt: number
 }
 
@@ -53,11 +55,11 @@ export interface ClientRecord {
  * access token that manages it (RFC 7592) and the metadata macgate has no field of its own for.
  */
 export interface SelfRegistration {
-  /** The door it came in by: the open endpoint, or an initial access token (by the token's id). */
-  via: 'open' | 'token'
+  /** The door it came in by: the open endpoint, an initial access token (by the token's id), or the developer console. */
+  via: 'open' | 'token' | 'console'
   initialTokenId?: string
-  /** SHA-256 of the registration access token (compared in constant time). */
-  accessTokenHash: string
+  /** SHA-256 of the registration access token (compared in constant time); none for a console app, managed by its owner's session. */
+  accessTokenHash?: string
   tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none'
   clientUri?: string
   logoUri?: string
@@ -70,7 +72,7 @@ export interface SelfRegistration {
  * What `Store.updateClient` replaces; `allowedOrigins: []` removes them, `quotaPerMinute: null` the
  * client's own limit (the routes' defaults apply again). More fields may join.
  */
-export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'grantTypes' | 'name' | 'scopes' | 'selfRegistration'>> & { quotaPerMinute?: number | null }
+export type ClientChanges = Partial<Pick<ClientRecord, 'redirectUris' | 'allowedOrigins' | 'responseTypes' | 'grantTypes' | 'name' | 'scopes' | 'selfRegistration'>> & { quotaPerMinute?: number | null, ownerId?: string | null }
 
 /** A client record as read from a store: one saved before clients had grant types gets those its response types allowed. */
 export function storedClient (client: ClientRecord): ClientRecord {
@@ -104,6 +106,8 @@ export interface UserRecord {
   id: string
   username: string
   passwordHash: string
+  /** An operator allowed them the developer console (`developerConsole: "developers"`). */
+  developer?: true
   createdAt: number
 }
 
@@ -273,8 +277,10 @@ export function secondsUntil (expiresAt: number, now: number): number {
 }
 
 /** A client's record with `changes` applied (an empty `allowedOrigins`, a null quota removed): both stores' update. */
-export function withChanges (client: ClientRecord, { quotaPerMinute, ...changes }: ClientChanges): ClientRecord {
+export function withChanges (client: ClientRecord, { quotaPerMinute, ownerId, ...changes }: ClientChanges): ClientRecord {
   const updated: ClientRecord = { ...client, ...changes }
+  if (ownerId === null) delete updated.ownerId
+  else if (ownerId !== undefined) updated.ownerId = ownerId
   if (quotaPerMinute === null) delete updated.quotaPerMinute
   else if (quotaPerMinute !== undefined) updated.quotaPerMinute = quotaPerMinute
   if (updated.allowedOrigins?.length === 0) delete updated.allowedOrigins

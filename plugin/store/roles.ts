@@ -83,6 +83,8 @@ export interface ConsentStore {
   listConsents (userId: string): Promise<Consent[]>
   /** Forgets the user's consent for the client: the next authorization asks again. */
   forgetConsent (userId: string, clientId: string): Promise<void>
+  /** How many users have consented to the client (one counter read; consents given before this count existed are not in it). */
+  countConsents (clientId: string): Promise<number>
 }
 
 /** Which grants each client and each user holds, so that removing one can revoke them. */

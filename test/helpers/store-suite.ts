@@ -301,6 +301,23 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.getConsent('someone-else', first), ['1'], "another user's consent stays")
   })
 
+  test('consent: counted per client, once per user, down when forgotten, gone with the client', async (t, store) => {
+    const client = { id: newClientId(), name: 'Counted', secretHash: '', redirectUris: ['https://a.example/cb'], scopes: ['1'], responseTypes: ['code' as const], grantTypes: ['authorization_code' as const, 'refresh_token' as const], requirePkce: false, createdAt: Date.now() }
+    await store.saveClient(client)
+    const [alice, bob] = ['u-' + randomBase64Url(6), 'u-' + randomBase64Url(6)]
+    t.equal(await store.countConsents(client.id), 0, 'none yet')
+    await store.addConsent(alice, client.id, ['1'])
+    await store.addConsent(alice, client.id, ['3'])
+    await store.addConsent(bob, client.id, ['1'])
+    await store.addConsent(bob, newClientId(), ['1'])
+    t.equal(await store.countConsents(client.id), 2, 'each user once, whatever they consented to')
+    await store.forgetConsent(alice, client.id)
+    await store.forgetConsent(alice, client.id)
+    t.equal(await store.countConsents(client.id), 1, 'down by one, once')
+    t.ok(await store.removeClient(client.id))
+    t.equal(await store.countConsents(client.id), 0, 'gone with the client')
+  })
+
   test("a user's grants: listed by client until their time, forgotten one by one", async (t, store, pass) => {
     const [userId, clientA, clientB] = ['u-' + randomBase64Url(6), newClientId(), newClientId()]
     const [g1, g2, g3] = [newGrantId(), newGrantId(), newGrantId()]

@@ -4,6 +4,7 @@ import type { ClientChanges, ClientRecord, OriginClient } from '../records.ts'
 import type { ClientStore } from '../roles.ts'
 import type { MemoryGrantIndex } from './grant-index.ts'
 import type { MemoryGrants } from './grants.ts'
+import type { MemoryConsents } from './consents.ts'
 
 /** The embedded store's clients and the index of their origins; removing one revokes its grants. */
 export class MemoryClients implements ClientStore {
@@ -12,10 +13,12 @@ export class MemoryClients implements ClientStore {
   readonly #originClients = new Map<string, Map<string, boolean>>()
   readonly #grantIndex: MemoryGrantIndex
   readonly #grants: MemoryGrants
+  readonly #consents: MemoryConsents
 
-  constructor (grantIndex: MemoryGrantIndex, grants: MemoryGrants) {
+  constructor (grantIndex: MemoryGrantIndex, grants: MemoryGrants, consents: MemoryConsents) {
     this.#grantIndex = grantIndex
     this.#grants = grants
+    this.#consents = consents
   }
 
   async saveClient (client: ClientRecord): Promise<void> {
@@ -54,6 +57,7 @@ export class MemoryClients implements ClientStore {
     this.#indexOrigins(this.#clients.get(clientId), undefined)
     if (!this.#clients.delete(clientId)) return false
     for (const grantId of this.#grantIndex.takeClientGrants(clientId)) this.#grants.revoke(grantId)
+    this.#consents.forgetClient(clientId)
     return true
   }
 

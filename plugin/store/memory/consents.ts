@@ -7,6 +7,8 @@ export class MemoryConsents implements ConsentStore {
   readonly #scopes = new Map<string, Set<string>>()
   /** Per user: client id → when they last consented. */
   readonly #times = new Map<string, Map<string, number>>()
+  /** Per client: the users who consented to it. */
+  readonly #consenters = new Map<string, Set<string>>()
 
   constructor (clock: () => number) {
     this.#clock = clock
@@ -21,7 +23,9 @@ export class MemoryConsents implements ConsentStore {
     const granted = this.#scopes.get(key) ?? new Set()
     for (const scope of scopes) granted.add(scope)
     this.#scopes.set(key, granted)
-    if (scopes.length > 0) this.#times.set(userId, (this.#times.get(userId) ?? new Map<string, number>()).set(clientId, this.#clock()))
+    if (scopes.length === 0) return
+    this.#times.set(userId, (this.#times.get(userId) ?? new Map<string, number>()).set(clientId, this.#clock()))
+    this.#consenters.set(clientId, (this.#consenters.get(clientId) ?? new Set()).add(userId))
   }
 
   async listConsents (userId: string): Promise<Consent[]> {
@@ -35,5 +39,17 @@ export class MemoryConsents implements ConsentStore {
     const times = this.#times.get(userId)
     times?.delete(clientId)
     if (times?.size === 0) this.#times.delete(userId)
+    const consenters = this.#consenters.get(clientId)
+    consenters?.delete(userId)
+    if (consenters?.size === 0) this.#consenters.delete(clientId)
+  }
+
+  async countConsents (clientId: string): Promise<number> {
+    return this.#consenters.get(clientId)?.size ?? 0
+  }
+
+  /** A removed client's count goes with it. */
+  forgetClient (clientId: string): void {
+    this.#consenters.delete(clientId)
   }
 }

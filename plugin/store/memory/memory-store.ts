@@ -48,7 +48,8 @@ export class MemoryStore extends ComposedStore implements Store {
     const hits = new MemoryHitCounters(clock)
     const devices = new MemoryDeviceCodes(clock, grants)
     const registrationTokens = new MemoryRegistrationTokens(clock)
-    super({ clients: new MemoryClients(grantIndex, grants), accounts, consents: new MemoryConsents(clock), grantIndex, grants, devices, nonces, hits, registrationTokens })
+    const consents = new MemoryConsents(clock)
+    super({ clients: new MemoryClients(grantIndex, grants, consents), accounts, consents, grantIndex, grants, devices, nonces, hits, registrationTokens })
     this.#sweepers = [grants, devices, hits, nonces, accounts, grantIndex, registrationTokens]
     this.#sweeper = setInterval(() => { for (const part of this.#sweepers) part.sweep() }, sweepIntervalMs).unref()
   }

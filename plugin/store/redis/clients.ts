@@ -64,7 +64,7 @@ export class RedisClients implements ClientStore {
     // Each grant lives in its own slot: revoke them one by one, each atomically.
     const grantsKey = keys.clientGrants(clientId)
     for (const grantId of await answer('zrange', redis.zrange(grantsKey, '0', '-1'))) await this.#grants.revokeGrant(grantId)
-    await answer('del', redis.del(grantsKey))
+    await answer('del', redis.del(grantsKey, keys.clientConsenters(clientId)))
     return true
   }
 }

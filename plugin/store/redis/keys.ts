@@ -56,6 +56,11 @@ export class RedisKeys {
     return `${this.prefix}{c:${clientId}}:grants`
   }
 
+  /** The users who consented to a client (a set, beside its grants), for the developer console's count. */
+  clientConsenters (clientId: string): string {
+    return `${this.prefix}{c:${clientId}}:consenters`
+  }
+
   session (userId: string, sessionHash: string): string {
     return `${this.prefix}{u:${userId}}:session:${sessionHash}`
   }
