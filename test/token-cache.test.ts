@@ -155,6 +155,22 @@ t.test('a failed read is every waiter\'s failure, and leaves no read in flight b
   t.equal(cache.size, 0)
 })
 
+t.test('a record whose mac_key does not open: every waiter\'s failure, nothing held', async (t) => {
+  const store = new HeldStore()
+  const cache = new TokenCache(store, SECRET, OPTIONS)
+  const { token, hash, record } = issue()
+  store.records.set(hash, { ...record, macKeySealed: sealMacKey(mintToken(SECRET, newGrantId()), mintMacKey()) })
+  const waiting = [cache.lookup(token), cache.lookup(token)].map(outcome)
+  await store.answerNext()
+  for (const lookup of waiting) t.match(await lookup, { message: /authenticate/ }, 'the opening\'s error')
+  t.equal(cache.size, 0)
+  store.records.set(hash, record)
+  const again = outcome(cache.lookup(token))
+  t.equal(store.reads.length, 1, 'read afresh')
+  await store.answerNext()
+  t.ok(await again)
+})
+
 t.test('reads in flight are bounded by the cache\'s size: past it a miss reads alone and keeps nothing', async (t) => {
   const store = new HeldStore()
   const cache = new TokenCache(store, SECRET, { ...OPTIONS, max: 2 })
@@ -171,6 +187,22 @@ t.test('reads in flight are bounded by the cache\'s size: past it a miss reads a
   t.equal(store.reads.length, 1, 'the third is read again: nothing of it was kept')
   await store.answerNext()
   t.ok(await third)
+})
+
+t.test('max 0 turns the cache off: every lookup reads the store, nothing is held', async (t) => {
+  const store = new HeldStore()
+  const cache = new TokenCache(store, SECRET, { ...OPTIONS, max: 0 })
+  const { token, hash, record } = issue()
+  store.records.set(hash, record)
+  const lookups = [cache.lookup(token), cache.lookup(token)].map(outcome)
+  t.equal(store.reads.length, 2, 'a read each')
+  await store.answerNext()
+  await store.answerNext()
+  for (const lookup of lookups) t.ok(await lookup)
+  t.equal(cache.size, 0)
+  store.listener!([hash])
+  store.listener!(null)
+  t.equal(cache.size, 0, 'revocations find nothing to drop')
 })
 
 t.test('a value without our tag is refused at once: no read, nothing held', async (t) => {
@@ -220,6 +252,14 @@ t.test('on Redis: a turn\'s misses are one MGET, a token\'s concurrent misses on
   t.same(found.slice(0, 20).map((active) => active?.macKey), [...issued, ...issued].map(({ macKey }) => macKey), 'each lookup its token')
   t.equal(found[20], undefined, 'an unknown token: refused')
   t.equal(cache.size, 11, 'all held, the unknown one too')
+
+  // A record Redis holds that is not one: that read fails alone, the turn's others are answered.
+  const [broken, sound] = [issue(), issue()]
+  await admin.set(`${redis.prefix}{g:${broken.grantId}}:at:${broken.hash}`, 'not a record')
+  await store.saveTokens({ grantId: sound.grantId, access: { hash: sound.hash, record: sound.record } })
+  const turn = [cache.lookup(broken.token), cache.lookup(sound.token)].map(outcome)
+  t.type(await turn[0], SyntaxError, 'the broken record\'s read fails')
+  t.equal((await turn[1] as { macKey?: string }).macKey, sound.macKey, 'the other read of its turn is answered')
 
   await redis.stop().catch(() => { t.comment('a shared REDIS_URL cannot be stopped') })
   if (!counting) return

@@ -47,6 +47,15 @@ function live (entry: Entry | undefined, now: number): ActiveToken | undefined {
   return isActive(entry) && entry.record.expiresAt > now ? entry : undefined
 }
 
+/** What a read found, made once for every request that presents the token while it is cached. */
+function entryOf (token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
+  if (record === undefined || record.expiresAt <= now) return { hash }
+  const { openId, clientId, userId, scope } = record
+  const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
+  const macKey = openMacKey(token, record.macKeySealed)
+  return { hash, record, macKey, signingKey: signingKeyOf(macKey), identity }
+}
+
 /** A store read in flight, shared by every miss for its token until it settles. */
 interface Reading {
   readonly answer: Pending<Entry>
@@ -141,11 +150,25 @@ export class TokenCache {
     const reading: Reading = { answer: new Pending<Entry>(), overtaken: false }
     this.#reading.set(token, reading)
     this.#tokenOf.set(hash, token)
-    this.#read(token, hash, grantId, now).then((entry) => {
+    const failed = (error: unknown): void => {
+      if (!reading.overtaken) {
+        this.#reading.delete(token)
+        this.#tokenOf.delete(hash)
+      }
+      reading.answer.reject(error)
+    }
+    this.#store.getAccessToken(hash, grantId).then((record) => {
       if (reading.overtaken) {
         // Revoked, or the feed lost, meanwhile: the record read may be gone already. Read again
         // (with any read begun since), for every request that waited on this one.
         this.#fetch(token, grantId, now).then((again) => { reading.answer.resolve(again) }, (error: unknown) => { reading.answer.reject(error) })
+        return
+      }
+      let entry: Entry
+      try {
+        entry = entryOf(token, hash, record, now)
+      } catch (error) {
+        failed(error)
         return
       }
       this.#reading.delete(token)
@@ -153,25 +176,13 @@ export class TokenCache {
       const ttl = isActive(entry) ? Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - now)) : this.#negativeTtlMs
       lru.set(token, entry, { ttl })
       reading.answer.resolve(entry)
-    }, (error: unknown) => {
-      if (!reading.overtaken) {
-        this.#reading.delete(token)
-        this.#tokenOf.delete(hash)
-      }
-      reading.answer.reject(error)
-    })
+    }, failed)
     return reading.answer
   }
 
-  /** A store read and what it found, made once for every request that presents the token while it is cached. */
+  /** A store read and what it found, not kept. */
   #read (token: string, hash: string, grantId: string, now: number): PromiseLike<Entry> {
-    return this.#store.getAccessToken(hash, grantId).then((record): Entry => {
-      if (record === undefined || record.expiresAt <= now) return { hash }
-      const { openId, clientId, userId, scope } = record
-      const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
-      const macKey = openMacKey(token, record.macKeySealed)
-      return { hash, record, macKey, signingKey: signingKeyOf(macKey), identity }
-    })
+    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(token, hash, record, now))
   }
 
   /** A revoked token: its entry dropped, and a read of it in flight overtaken. */

@@ -52,7 +52,7 @@ export class RedisGrants implements CodeStore, TokenStore {
 
   /** Read with the turn's other token reads (`token-reads.ts`), answered as a `Pending`: the verifier's miss makes no promise of its own. */
   getAccessToken (tokenHash: string, grantId: string): Pending<AccessTokenRecord | undefined> {
-    return this.#tokenReads.read(`${this.#context.keys.grantPrefix(grantId)}at:${tokenHash}`).then(parse<AccessTokenRecord>)
+    return this.#tokenReads.read(`${this.#context.keys.grantPrefix(grantId)}at:${tokenHash}`, parse<AccessTokenRecord>)
   }
 
   async getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> {

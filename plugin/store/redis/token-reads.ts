@@ -13,33 +13,45 @@ export class TokenReads {
   readonly #context: RedisContext
   /** A cluster: one GET per read. */
   readonly #perKey: boolean
-  /** This turn's keys, and the answer each read waits on, in the same order. */
+  /** This turn's keys, and each read's answer and parser, in the same order. */
   #keys: string[] = []
-  #answers: Array<Pending<string | null>> = []
+  #reads: Array<{ answer: Pending<unknown>, parse: (value: string | null) => unknown }> = []
 
   constructor (context: RedisContext, perKey: boolean) {
     this.#context = context
     this.#perKey = perKey
   }
 
-  /** The value at `key` (null when there is none), or the store outage. */
-  read (key: string): Pending<string | null> {
-    if (this.#perKey) return this.#context.send('get', [key])
-    const answer = new Pending<string | null>()
+  /** The record at `key` as `parse` reads it (from null when there is none), or the store outage. */
+  read<T> (key: string, parse: (value: string | null) => T): Pending<T> {
+    if (this.#perKey) return this.#context.send<string | null>('get', [key]).then(parse)
+    const answer = new Pending<T>()
     if (this.#keys.length === 0) setImmediate(() => { this.#sendTurn() })
     this.#keys.push(key)
-    this.#answers.push(answer)
+    this.#reads.push({ answer: answer as Pending<unknown>, parse })
     return answer
   }
 
   #sendTurn (): void {
     const keys = this.#keys
-    const answers = this.#answers
+    const reads = this.#reads
     this.#keys = []
-    this.#answers = []
+    this.#reads = []
     this.#context.send<Array<string | null>>('mget', keys).then(
-      (values) => { for (let i = 0; i < answers.length; i++) answers[i]!.resolve(values[i] ?? null) },
-      (error: unknown) => { for (const answer of answers) answer.reject(error) }
+      (values) => {
+        for (let i = 0; i < reads.length; i++) {
+          const { answer, parse } = reads[i]!
+          let record: unknown
+          try {
+            record = parse(values[i] ?? null)
+          } catch (error) {
+            answer.reject(error)
+            continue
+          }
+          answer.resolve(record)
+        }
+      },
+      (error: unknown) => { for (const { answer } of reads) answer.reject(error) }
     )
   }
 }
