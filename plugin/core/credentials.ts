@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto'
 
 // Codes and tokens are `<grantId>.<random><tag>`. The grant id puts every record of one grant in
 // one Redis Cluster hash slot and lets a token's record be found from the token alone; the tag,
@@ -15,8 +15,12 @@ export function newGrantId (): string {
   return randomBase64Url(12)
 }
 
+/** The server secret as an HMAC key, prepared once rather than on every tag (each token cache miss checks one). */
+let tagKey: { secret: string, key: KeyObject } | undefined
+
 function tag (secret: string, body: string): string {
-  return createHmac('sha256', secret).update(body).digest('base64url').slice(0, TAG_LENGTH)
+  if (tagKey?.secret !== secret) tagKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) }
+  return createHmac('sha256', tagKey.key).update(body).digest('base64url').slice(0, TAG_LENGTH)
 }
 
 function mint (secret: string, grantId: string, randomBytesCount: number): string {
