@@ -238,6 +238,9 @@ function accessLogParts (directory: string): Part[] {
   ]
 }
 
+/** Five absent keys: a turn's token reads as the store sends them. */
+const TURN_KEYS = ['parts:absent:1', 'parts:absent:2', 'parts:absent:3', 'parts:absent:4', 'parts:absent:5']
+
 /** Waits for the turn's batches: as many requests as `size` in one turn, then the next turn. */
 async function inTurns (calls: number, size: number, one: (i: number) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < calls; i += size) {
@@ -283,6 +286,8 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
     { rung, name: 'the miss (no LRU: store read, checks, opening)', call: () => {}, pass: async (calls) => { await inTurns(calls, 5, async () => await cold.lookup(accessToken)) } },
     { rung, name: 'the token read alone (store, 5 a turn)', call: () => {}, pass: async (calls) => { await inTurns(calls, 5, async () => await store.getAccessToken(hash, grantId)) } },
     { rung, name: 'ioredis GET alone (5 a turn)', floor: true, call: () => {}, pass: async (calls) => { await inTurns(calls, 5, async () => await redis.get('parts:absent')) } },
+    // The store sends a turn's token reads as one MGET (store/redis/token-reads.ts): that call alone, per key.
+    { rung, name: 'ioredis MGET of 5 keys alone (per key)', floor: true, call: () => {}, pass: async (calls) => { for (let i = 0; i < calls; i += 5) await redis.mget(TURN_KEYS) } },
     { rung, name: 'the token\'s tag check (grantIdOf)', call: () => grantIdOf(secret, accessToken) },
     { rung, name: 'the token\'s hash (hashSecret)', call: () => hashSecret(accessToken) },
     { rung, name: 'the mac_key opening (key derivation, AES-GCM)', call: () => openMacKey(accessToken, record.macKeySealed) },

@@ -56,6 +56,10 @@ t.test('a rejection nobody waits for is thrown, as an unhandled rejection would 
   const caught = waited.then(undefined, (error: unknown) => (error as Error).message)
   waited.reject(new Error('handled'))
   t.equal(await caught, 'handled', 'one with a callback is not thrown')
+  // `await` calls `then` a microtask late: a rejection from a promise's callback queued before it is not lost to it.
+  const late = new Pending<number>()
+  void Promise.resolve().then(() => { late.reject(new Error('awaited late')) })
+  await t.rejects(async () => await late, /awaited late/, 'awaited a microtask after the rejection: the awaiter\'s, not thrown')
 })
 
 t.test('isThenable: promises, Pendings and thenables; nothing else', async (t) => {

@@ -74,8 +74,8 @@ t.test('a trusted caller: its span parents ours; the MAC check, the store and th
   const children = childrenOf(spans, server)
   const verify = children.find((span) => span.name === 'macgate.verify')!
   t.match(verify.attributes, { 'macgate.client_id': tokens.clientId, 'macgate.outcome': 'verified', 'macgate.token_cache': 'miss' })
-  const tokenRead = children.find((span) => span.name === 'get')!
-  t.match(tokenRead.attributes, { 'db.system.name': 'redis', 'db.operation.name': 'get' }, 'the token read on a miss')
+  const tokenRead = children.find((span) => span.name === 'mget')!
+  t.match(tokenRead.attributes, { 'db.system.name': 'redis', 'db.operation.name': 'mget' }, 'the token read on a miss (the turn\'s MGET)')
   const batch = children.find((span) => span.name === 'macgateUseNonces')!
   t.match(batch.attributes, { 'db.system.name': 'redis', 'macgate.nonce_batch.size': 1 }, 'the nonce batch, with its size')
   const client = children.find((span) => span.kind === 3 && span.name === 'GET')!

@@ -9,14 +9,17 @@
  * a callback rejects it, and `await` takes one as it takes any thenable. What differs is when the
  * callbacks run: synchronously inside `resolve`/`reject`, so a settler must call them from a turn of
  * its own (the batch settles from its script call's answer), never from inside the caller's code.
- * A rejection that nobody waits for when it happens is thrown in a microtask, as an unhandled
- * rejection would be: a failure is never lost silently.
+ * A rejection that nobody has waited for by the next microtask is thrown, as an unhandled rejection
+ * would be: a failure is never lost silently. (The microtask's grace is for `await`, which calls
+ * `then` one microtask late: a Pending settled from a promise's callback may beat it.)
  */
 export class Pending<T> implements PromiseLike<T> {
   #settled: 'no' | 'fulfilled' | 'rejected' = 'no'
   #value: unknown
   /** Usually one pair (the caller's `then`); more only when several wait on one result. */
   #waiting: Array<(settled: 'fulfilled' | 'rejected', value: unknown) => void> | undefined
+  /** Whether anyone has called `then`: a rejection is then theirs to handle. */
+  #waited = false
 
   resolve (value: T): void {
     this.#settle('fulfilled', value)
@@ -27,6 +30,7 @@ export class Pending<T> implements PromiseLike<T> {
   }
 
   then<A = T, B = never> (onFulfilled?: ((value: T) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Pending<A | B> {
+    this.#waited = true
     const next = new Pending<A | B>()
     const run = (settled: 'fulfilled' | 'rejected', value: unknown): void => {
       const callback = settled === 'fulfilled' ? onFulfilled : onRejected
@@ -55,7 +59,7 @@ export class Pending<T> implements PromiseLike<T> {
     const waiting = this.#waiting
     this.#waiting = undefined
     if (waiting === undefined) {
-      if (settled === 'rejected') queueMicrotask(() => { throw value })
+      if (settled === 'rejected') queueMicrotask(() => { if (!this.#waited) throw value })
       return
     }
     for (const run of waiting) run(settled, value)

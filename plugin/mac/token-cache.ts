@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.ts'
+import { Pending } from '../core/pending.ts'
 import type { AccessTokenRecord, TokenLookup } from '../store/store.ts'
 import { signingKeyOf } from './signature.ts'
 
@@ -46,17 +47,37 @@ function live (entry: Entry | undefined, now: number): ActiveToken | undefined {
   return isActive(entry) && entry.record.expiresAt > now ? entry : undefined
 }
 
+/** What a read found, made once for every request that presents the token while it is cached. */
+function entryOf (token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
+  if (record === undefined || record.expiresAt <= now) return { hash }
+  const { openId, clientId, userId, scope } = record
+  const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
+  const macKey = openMacKey(token, record.macKeySealed)
+  return { hash, record, macKey, signingKey: signingKeyOf(macKey), identity }
+}
+
+/** A store read in flight, shared by every miss for its token until it settles. */
+interface Reading {
+  readonly answer: Pending<Entry>
+  /** A revocation (or a gap in the feed) arrived during the read: its answer is not cached but read again. */
+  overtaken: boolean
+}
+
 /**
  * The hot in-process LRU in front of the store's token reads, keyed by the token itself: a hit
- * costs one map lookup, no hashing. Concurrent misses for one token share one store read
- * (lru-cache `fetch`); an entry never outlives its token; a revocation published by any instance
- * (by token hash) drops the entry at once.
+ * costs one map lookup, no hashing. Concurrent misses for one token share one store read (a map of
+ * reads in flight, each a `Pending`: a miss makes no promise of its own, core/pending.ts); an entry
+ * never outlives its token; a revocation published by any instance (by token hash) drops the entry
+ * at once, and a read it overtook is not cached but made again.
  */
 export class TokenCache {
   readonly #store: TokenLookup
   readonly #secret: string
-  readonly #lru: LRUCache<string, Entry, { grantId: string, now: number }> | undefined
-  /** Which cached token a hash names, for revocations, which arrive by hash. */
+  readonly #lru: LRUCache<string, Entry> | undefined
+  /** Reads in flight by token; bounded as the LRU is (past it, a miss reads alone and is not cached). */
+  readonly #reading = new Map<string, Reading>()
+  readonly #maxReading: number
+  /** Which token a hash names, cached or being read, for revocations, which arrive by hash. */
   readonly #tokenOf = new Map<string, string>()
   readonly #maxAgeMs: number
   readonly #negativeTtlMs: number
@@ -73,29 +94,22 @@ export class TokenCache {
     this.#secret = secret
     this.#maxAgeMs = maxAgeMs
     this.#negativeTtlMs = negativeTtlMs
+    this.#maxReading = max
     if (max > 0) {
-      this.#lru = new LRUCache<string, Entry, { grantId: string, now: number }>({
+      this.#lru = new LRUCache<string, Entry>({
         max,
         ttl: maxAgeMs,
-        fetchMethod: async (token, _stale, { options, context }) => {
-          // Known by hash before the read, so that a revocation arriving meanwhile aborts it.
-          const hash = hashSecret(token)
-          this.#tokenOf.set(hash, token)
-          const entry = await this.#read(token, hash, context.grantId, context.now)
-          // From the reading of the request that missed: a hit checks the expiry again with its own.
-          options.ttl = isActive(entry) ? Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - context.now)) : this.#negativeTtlMs
-          return entry
-        },
-        dispose: (entry) => {
-          this.#tokenOf.delete(entry.hash)
+        // A token is cached only when no read of it is in flight: its hash is the entry's alone.
+        dispose: (entry, _token, reason) => {
+          if (reason !== 'set') this.#tokenOf.delete(entry.hash)
         }
       })
     }
     this.ready = store.onRevocation((hashes) => {
-      if (hashes === null) return this.#lru?.clear()
+      if (hashes === null) return this.#dropAll()
       for (const hash of hashes) {
         const token = this.#tokenOf.get(hash)
-        if (token !== undefined) this.#lru!.delete(token)
+        if (token !== undefined) this.#drop(token, hash)
       }
     })
   }
@@ -107,37 +121,86 @@ export class TokenCache {
 
   /**
    * The live token, or undefined when it is not ours, unknown, expired or revoked: at once on a
-   * cache hit, through a promise on a miss. `now` is the request's one clock reading (verify.ts).
+   * cache hit or a value without our tag, through a thenable (no promise of the cache's own) on a
+   * store read. `now` is the request's one clock reading (verify.ts).
    */
-  lookup (accessToken: string, now: number = this.#clock()): ActiveToken | undefined | Promise<ActiveToken | undefined> {
+  lookup (accessToken: string, now: number = this.#clock()): ActiveToken | undefined | PromiseLike<ActiveToken | undefined> {
     const entry = this.#lru?.get(accessToken)
     if (entry !== undefined) {
       this.stats.hits++
       return live(entry, now)
     }
     this.stats.misses++
-    return this.#miss(accessToken, now).then((found) => live(found, now))
-  }
-
-  async #miss (accessToken: string, now: number): Promise<Entry | undefined> {
     // A value without our tag is refused here: no hashing, no store read, no cache entry.
     const grantId = grantIdOf(this.#secret, accessToken)
     if (grantId === undefined) return undefined
-    if (this.#lru === undefined) return await this.#read(accessToken, hashSecret(accessToken), grantId, now)
-    const entry = await this.#lru.fetch(accessToken, { context: { grantId, now } })
-    if (entry !== undefined) return entry
-    // The read was aborted (revoked, evicted or cleared meanwhile): ask the store itself.
-    const hash = hashSecret(accessToken)
-    if (!this.#lru.has(accessToken)) this.#tokenOf.delete(hash)
-    return await this.#read(accessToken, hash, grantId, now)
+    return this.#fetch(accessToken, grantId, now).then((found) => live(found, now))
   }
 
-  async #read (token: string, hash: string, grantId: string, now: number): Promise<Entry> {
-    const record = await this.#store.getAccessToken(hash, grantId)
-    if (record === undefined || record.expiresAt <= now) return { hash }
-    const { openId, clientId, userId, scope } = record
-    const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
-    const macKey = openMacKey(token, record.macKeySealed)
-    return { hash, record, macKey, signingKey: signingKeyOf(macKey), identity }
+  /** The token's entry: the read in flight for it if there is one, else a new read, cached when it settles. */
+  #fetch (token: string, grantId: string, now: number): PromiseLike<Entry> {
+    const lru = this.#lru
+    if (lru === undefined) return this.#read(token, hashSecret(token), grantId, now)
+    const shared = this.#reading.get(token)
+    if (shared !== undefined) return shared.answer
+    const hash = hashSecret(token)
+    // A flood of distinct tokens past the bound: each reads alone, and nothing it reads is kept.
+    if (this.#reading.size >= this.#maxReading) return this.#read(token, hash, grantId, now)
+    // Known by hash before the read, so that a revocation arriving meanwhile overtakes it.
+    const reading: Reading = { answer: new Pending<Entry>(), overtaken: false }
+    this.#reading.set(token, reading)
+    this.#tokenOf.set(hash, token)
+    const failed = (error: unknown): void => {
+      if (!reading.overtaken) {
+        this.#reading.delete(token)
+        this.#tokenOf.delete(hash)
+      }
+      reading.answer.reject(error)
+    }
+    this.#store.getAccessToken(hash, grantId).then((record) => {
+      if (reading.overtaken) {
+        // Revoked, or the feed lost, meanwhile: the record read may be gone already. Read again
+        // (with any read begun since), for every request that waited on this one.
+        this.#fetch(token, grantId, now).then((again) => { reading.answer.resolve(again) }, (error: unknown) => { reading.answer.reject(error) })
+        return
+      }
+      let entry: Entry
+      try {
+        entry = entryOf(token, hash, record, now)
+      } catch (error) {
+        failed(error)
+        return
+      }
+      this.#reading.delete(token)
+      // From the reading of the request that missed: a hit checks the expiry again with its own.
+      const ttl = isActive(entry) ? Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - now)) : this.#negativeTtlMs
+      lru.set(token, entry, { ttl })
+      reading.answer.resolve(entry)
+    }, failed)
+    return reading.answer
+  }
+
+  /** A store read and what it found, not kept. */
+  #read (token: string, hash: string, grantId: string, now: number): PromiseLike<Entry> {
+    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(token, hash, record, now))
+  }
+
+  /** A revoked token: its entry dropped, and a read of it in flight overtaken. */
+  #drop (token: string, hash: string): void {
+    const reading = this.#reading.get(token)
+    if (reading !== undefined) {
+      reading.overtaken = true
+      this.#reading.delete(token)
+    }
+    this.#lru?.delete(token)
+    this.#tokenOf.delete(hash)
+  }
+
+  /** After a gap in the revocation feed, any entry and any read in flight may be of a revoked token. */
+  #dropAll (): void {
+    for (const reading of this.#reading.values()) reading.overtaken = true
+    this.#reading.clear()
+    this.#lru?.clear()
+    this.#tokenOf.clear()
   }
 }

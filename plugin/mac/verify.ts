@@ -100,15 +100,16 @@ export class MacVerifier {
 
   /**
    * The identity of a verified request, or a named error (thrown, or the rejection of what comes
-   * later). On a cache hit no promise is made at all: the embedded store answers nonces at once,
-   * and the Redis store's answer comes as a `Pending`, chained here without one.
+   * later). No promise is made here: on a cache hit the embedded store answers nonces at once, and
+   * the Redis store's answers (the token read on a cache miss, the nonce) come as `Pending`s,
+   * chained here without one.
    */
   verify (request: MacRequest): MacIdentity | PromiseLike<MacIdentity> {
     const now = this.#clock()
     if (request.authorization === undefined) throw errors.invalidAuthorization('MAC Authorization header is missing')
     const header = parseMacHeader(request.authorization)
     const found = this.cache.lookup(header.accessToken, now)
-    if (found instanceof Promise) return found.then((token) => this.#check(request, header, token, now))
+    if (isThenable<ActiveToken | undefined>(found)) return found.then((token) => this.#check(request, header, token, now))
     return this.#check(request, header, found, now)
   }
 

@@ -60,7 +60,7 @@ export abstract class ComposedStore implements Omit<Store, keyof StoreLifecycle>
   getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined> { return this.#parts.grants.getCode(codeHash, grantId) }
   redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> { return this.#parts.grants.redeemCode(codeHash, tokens) }
   saveTokens (tokens: TokenRecords): Promise<void> { return this.#parts.grants.saveTokens(tokens) }
-  getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> { return this.#parts.grants.getAccessToken(tokenHash, grantId) }
+  getAccessToken (tokenHash: string, grantId: string): PromiseLike<AccessTokenRecord | undefined> { return this.#parts.grants.getAccessToken(tokenHash, grantId) }
   getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> { return this.#parts.grants.getRefreshToken(tokenHash, grantId) }
   rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> { return this.#parts.grants.rotateRefreshToken(tokenHash, tokens, grace) }
   revokeGrant (grantId: string): Promise<string[]> { return this.#parts.grants.revokeGrant(grantId) }

@@ -144,7 +144,11 @@ export interface DeviceCodeStore {
 
 /** An access token by its hash, and the revocations that must drop it from any cache: the verifier's. */
 export interface TokenLookup {
-  getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined>
+  /**
+   * Any thenable: the Redis store's is a `Pending`, so that a token cache miss, on every request
+   * that presents a token not held, makes no promise beyond the client's own.
+   */
+  getAccessToken (tokenHash: string, grantId: string): PromiseLike<AccessTokenRecord | undefined>
   /**
    * Calls the listener with the hashes of revoked access tokens, whichever instance revoked them.
    * Resolves once revocations are being received.

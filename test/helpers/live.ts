@@ -113,6 +113,11 @@ export async function commandCalls (admin: Redis): Promise<Record<string, number
   return calls
 }
 
+/** Keys Redis looked up and did not find, so far (INFO stats): a multi-key read counts each key. */
+export async function keyspaceMisses (admin: Redis): Promise<number> {
+  return Number(/^keyspace_misses:(\d+)/m.exec(await admin.info('stats'))?.[1])
+}
+
 /** The difference of two `commandCalls` snapshots, commands with no new calls left out. */
 export function callsSince (before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   const delta: Record<string, number> = {}

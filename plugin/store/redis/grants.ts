@@ -1,8 +1,10 @@
+import type { Pending } from '../../core/pending.ts'
 import { secondsUntil } from '../records.ts'
 import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.ts'
 import type { CodeStore, TokenStore } from '../roles.ts'
 import { orUnavailable, parse, type RedisContext } from './context.ts'
 import type { RevocationFeed } from './revocation-feed.ts'
+import { TokenReads } from './token-reads.ts'
 
 /**
  * The Redis store's codes and tokens: every record of a grant in its slot (`{g:grant}`), with the
@@ -12,6 +14,7 @@ import type { RevocationFeed } from './revocation-feed.ts'
 export class RedisGrants implements CodeStore, TokenStore {
   readonly #context: RedisContext
   readonly #feed: RevocationFeed
+  readonly #tokenReads: TokenReads
   #subscribed: Promise<void> | undefined
   readonly #listeners: RevocationListener[] = []
 
@@ -19,6 +22,7 @@ export class RedisGrants implements CodeStore, TokenStore {
   constructor (context: RedisContext, feed: RevocationFeed) {
     this.#context = context
     this.#feed = feed
+    this.#tokenReads = new TokenReads(context, context.redis.isCluster)
   }
 
   async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
@@ -46,9 +50,9 @@ export class RedisGrants implements CodeStore, TokenStore {
     await answer('macgateSaveTokens', redis.macgateSaveTokens(keys.grantMembers(tokens.grantId), this.tokenSet(tokens)))
   }
 
-  async getAccessToken (tokenHash: string, grantId: string): Promise<AccessTokenRecord | undefined> {
-    const { redis, keys, answer } = this.#context
-    return parse(await answer('get', redis.get(`${keys.grantPrefix(grantId)}at:${tokenHash}`)))
+  /** Read with the turn's other token reads (`token-reads.ts`), answered as a `Pending`: the verifier's miss makes no promise of its own. */
+  getAccessToken (tokenHash: string, grantId: string): Pending<AccessTokenRecord | undefined> {
+    return this.#tokenReads.read(`${this.#context.keys.grantPrefix(grantId)}at:${tokenHash}`, parse<AccessTokenRecord>)
   }
 
   async getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> {
