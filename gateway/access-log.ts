@@ -1,8 +1,7 @@
 // One structured line per request at the default level, instead of Fastify's two and the proxy
 // client's two: what an operator needs per request; anything more comes from the metrics.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AuditEvents } from '../plugin/index.ts'
-import { pathOf } from './request-path.ts'
+import { pathAndQuery, type AuditEvents } from '../plugin/index.ts'
 
 /** Lines for refused requests without a verified caller, per second; the rest is counted. */
 export const REFUSAL_LINES_PER_SECOND = 20
@@ -89,7 +88,7 @@ export function registerAccessLog (app: FastifyInstance, refusalsPerSecond = REF
     const reason = request.macRejection
     const status = reply.statusCode
     if (identity === null && status >= 400 && !limiter.admit(reason ?? String(status))) return done()
-    const line: AccessLine = { method: request.method, path: pathOf(request.url), status, ms: Math.round(reply.elapsedTime * 100) / 100, ip: request.ip }
+    const line: AccessLine = { method: request.method, path: pathAndQuery(request).path, status, ms: Math.round(reply.elapsedTime * 100) / 100, ip: request.ip }
     if (identity !== null) line.client = identity.clientId
     if (reason !== null) line.reason = reason
     if (traceIdsOf !== undefined) {

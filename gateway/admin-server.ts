@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { collectDefaultMetrics, type Registry } from 'prom-client'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import type { Store } from '../plugin/index.ts'
+import { splitPathAndQuery, type Store } from '../plugin/index.ts'
 import { adminApi, type AdminApiOptions } from './admin-api.ts'
 import { registerProbes } from './health.ts'
 import type { Drain } from './drain.ts'
@@ -38,7 +38,7 @@ function bearerCheck (token: string) {
     const header = request.headers.authorization ?? ''
     const presented = header.startsWith('Bearer ') ? header.slice(7) : ''
     if (timingSafeEqual(digest(presented), expected) && presented !== '') return
-    request.log.warn({ path: request.url.split('?')[0], ip: request.ip }, 'admin request without the right bearer token')
+    request.log.warn({ path: splitPathAndQuery(request.url).path, ip: request.ip }, 'admin request without the right bearer token')
     await reply.code(401).header('www-authenticate', 'Bearer realm="macgate-admin"').send({ error: 'unauthorized', message: 'this listener needs Authorization: Bearer <MACGATE_ADMIN_TOKEN>' })
   }
 }

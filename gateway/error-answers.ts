@@ -2,11 +2,10 @@
 // method, a URL the router cannot read, a fault in a route of ours), in the form the path's
 // callers read: the token endpoint's body, a page, or the open API's JSON.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { errors, SECURITY_HEADERS, sendErrorPage, sendOpenApiError, sendTokenError, toOAuthError, type OAuthError } from '../plugin/index.ts'
-import { pathOf } from './request-path.ts'
+import { errors, pathAndQuery, SECURITY_HEADERS, sendErrorPage, sendOpenApiError, sendTokenError, toOAuthError, type OAuthError } from '../plugin/index.ts'
 
 export async function sendFailure (request: FastifyRequest, reply: FastifyReply, failure: OAuthError): Promise<FastifyReply> {
-  const path = pathOf(request.url)
+  const { path } = pathAndQuery(request)
   if (path === '/oauth2/token') return await sendTokenError(reply, failure)
   if (path.startsWith('/oauth2/') || path === '/demo' || path.startsWith('/demo/')) return await sendErrorPage(reply.headers(SECURITY_HEADERS), failure)
   return await sendOpenApiError(reply, failure)

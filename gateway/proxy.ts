@@ -1,11 +1,10 @@
 import type { ServerResponse } from 'node:http'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { errors, sendOpenApiError, toOAuthError, type MacAuthHook, type VerifyObserver } from '../plugin/index.ts'
+import { errors, pathAndQuery, sendOpenApiError, toOAuthError, type MacAuthHook, type VerifyObserver } from '../plugin/index.ts'
 import type { RouteRule, UpstreamPoolSettings, UpstreamTimeouts } from './config.ts'
 import { sendFailure } from './error-answers.ts'
 import { upstreamHeaders, upstreamQuery, type UpstreamHeaderOptions } from './upstream-request.ts'
-import { pathOf } from './request-path.ts'
 import { routeQuota } from './route-quota.ts'
 import { answerCors, openApiCors, type OpenApiCors } from './cors.ts'
 import { forwardedFor } from './trusted-proxies.ts'
@@ -68,22 +67,12 @@ export function hasDotDotSegment (path: string): boolean {
 /** A method no route of the app has: the open API's 405 on a configured path, else its 404. */
 function notFoundFor (table: () => RouteTable) {
   return async function notFound (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const path = pathOf(request.url)
+    const { path } = pathAndQuery(request)
     const allowed = path === '/oauth2/token' ? ['GET', 'POST'] : path.startsWith('/oauth2/') ? undefined : (reply.raw as HoldingResponse)[HELD]?.table.match(path)?.rule.methods ?? table().match(path)?.rule.methods
     if (allowed === undefined) return await sendFailure(request, reply, errors.noSuchApi())
     reply.header('allow', allowed.join(', '))
     return await sendFailure(request, reply, errors.methodNotAllowed(`use ${allowed.join(' or ')}`))
   }
-}
-
-/**
- * When the caller leaves before its answer is out, the upstream request is cancelled: the caller's
- * request is the upstream request's abort signal (upstream.ts). A `this` function, one for all.
- * An HTTP/2 answer whose stream the caller reset counts as finished (Node's compatibility layer):
- * its request says `aborted`.
- */
-function cancelIfCut (this: ServerResponse): void {
-  if (!this.writableFinished || this.req.aborted) this.req.emit('abort')
 }
 
 /** The caller's answer for a failed upstream request (classified where it failed: upstreams/failure.ts). */
@@ -171,8 +160,16 @@ class ProxyState {
 const HELD = Symbol('macgate.proxyState')
 type HoldingResponse = ServerResponse & { [HELD]?: ProxyState }
 const logRetireFailure = (error: unknown): void => { console.error('closing a retired upstream failed', error) }
-/** A `this` function, one for all: the response's state lets go of it. */
-function releaseState (this: HoldingResponse): void {
+
+/**
+ * A response's one close listener (a `this` function, one for all). When the caller left before its
+ * answer was out, the upstream request is cancelled: the caller's request is the upstream request's
+ * abort signal (upstream.ts); an HTTP/2 answer whose stream the caller reset counts as finished
+ * (Node's compatibility layer), and its request says `aborted`. Then the response lets go of its
+ * config's state. A request refused before the proxy has no upstream request: its `abort` is unheard.
+ */
+function responseClosed (this: HoldingResponse): void {
+  if (!this.writableFinished || this.req.aborted) this.req.emit('abort')
   this[HELD]?.release(logRetireFailure)
 }
 
@@ -211,13 +208,13 @@ export async function registerProxy (app: FastifyInstance, { logging, parts = {}
         current = response[HELD] = state
         current.holding++
         // `on`, not `once` (which wraps the listener per call): a response closes once.
-        response.on('close', releaseState)
+        response.on('close', responseClosed)
       }
       const { table, cors } = current
       // A browser's request (Origin) to a route: its origin looked up, a preflight answered, then back here (cors.ts).
+      const { path } = pathAndQuery(request)
       if (cors !== undefined && request.headers.origin !== undefined &&
-        cors.defer(request, reply, table.match(pathOf(request.url))?.rule.methods, () => { routeCheck.call(this, request, reply, done) }, done)) return
-      const path = pathOf(request.url)
+        cors.defer(request, reply, table.match(path)?.rule.methods, () => { routeCheck.call(this, request, reply, done) }, done)) return
       const route = table.match(path)
       let refusal: Promise<unknown> | undefined
       if (route === undefined || !route.rule.methods.includes(request.method)) refusal = notFound(request, reply)
@@ -256,10 +253,6 @@ export async function registerProxy (app: FastifyInstance, { logging, parts = {}
         queryString: upstreamQuery,
         onError: (reply, { error }) => { answerFailure(reply as FastifyReply, error) },
         retryDelay
-      },
-      handler (_request, reply, dest, options) {
-        reply.raw.on('close', cancelIfCut)
-        return reply.from(dest, options)
       },
       // Any object with `request` is reply-from's dispatcher: ours picks each route's upstream.
       undici: Upstreams.dispatcher as never,

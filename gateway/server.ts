@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Server } from 'node:http'
-import macgate, { SWAPPABLE_SETTINGS, type Store } from '../plugin/index.ts'
+import macgate, { splitPathAndQuery, SWAPPABLE_SETTINGS, type Store } from '../plugin/index.ts'
 import { parseConfig, type GatewayConfig } from './config.ts'
 import { registerDemo, type DemoClient } from './demo/routes.ts'
 import { landingPathsLeft, registerLanding } from './landing.ts'
@@ -40,7 +40,7 @@ export type { DemoClient } from './demo/routes.ts'
 /** Request logs keep the path and drop the query: codes, secrets and tokens travel there. */
 export const logSerializers = {
   req (request: { method: string, url: string, ip?: string }) {
-    return { method: request.method, path: request.url.split('?')[0], ip: request.ip }
+    return { method: request.method, path: splitPathAndQuery(request.url).path, ip: request.ip }
   }
 }
 

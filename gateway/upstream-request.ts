@@ -1,6 +1,7 @@
 // What goes upstream of a verified request, and what never does (contract §6; RFC 9110 §7.6.1).
 import type { IncomingHttpHeaders } from 'node:http'
-import type { MacIdentity } from '../plugin/index.ts'
+import type { FastifyRequest } from 'fastify'
+import { pathAndQuery, type MacIdentity } from '../plugin/index.ts'
 
 /**
  * Meaningful for one connection only: never forwarded (RFC 9110 §7.6.1). Connection itself and the
@@ -78,9 +79,8 @@ function nameOf (pair: string): string {
  * The query sent upstream: as the caller sent it, less any `token` parameter however its name is
  * encoded (SDKs may put the access token there too). The other pairs keep their exact encoding.
  */
-export function upstreamQuery (search: string | undefined, requestUrl: string): string {
-  const start = requestUrl.indexOf('?')
-  const query = search !== undefined && search !== '' ? search.replace(/^\?/, '') : start === -1 ? '' : requestUrl.slice(start + 1)
+export function upstreamQuery (search: string | undefined, _url: string, request: Pick<FastifyRequest, 'url' | 'pathAndQuery'>): string {
+  const query = search !== undefined && search !== '' ? search.replace(/^\?/, '') : pathAndQuery(request).query
   if (!query.includes('token') && !query.includes('%')) return query
   return query.split('&').filter((pair) => nameOf(pair) !== 'token').join('&')
 }

@@ -30,6 +30,7 @@ export { settingsSchema } from './config/options.ts'
 export { defaults, MAX_CODE_TTL, MAX_SIGNED_HOSTS, TEN_YEARS } from './core/defaults.ts'
 export { errors, OAuthError, isOAuthError, toOAuthError, type OAuthErrorFactory } from './core/errors.ts'
 export { authorityOf, TWO_AUTHORITIES } from './core/authority.ts'
+export { pathAndQuery, splitPathAndQuery, type PathAndQuery } from './core/path-and-query.ts'
 export { escapeHtml, FAVICON_SVG, layout } from './core/html.ts'
 export { SECURITY_HEADERS, securityHeaders, sendErrorPage, sendOpenApiError, sendPage, sendTokenBody, sendTokenError } from './core/replies.ts'
 export { compileValidator, SchemaError } from './core/schema.ts'
@@ -167,6 +168,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   fastify.decorate('swapMacgateSettings', (next: SwappableSettings) => swapSettings(config, verifier, next))
   observeStore(config)
   config.metrics.watchTokenCache(verifier.cache)
+  fastify.decorateRequest('pathAndQuery', null)
   fastify.decorateRequest('macIdentity', null)
   fastify.decorateRequest('macRejection', null)
   await fastify.register(async function oauthEndpoints (endpoints) {

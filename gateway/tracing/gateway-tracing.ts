@@ -1,8 +1,7 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Link, type Span, type SpanContext, type SpanOptions, type Tracer } from '@opentelemetry/api'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { outcomeOf, toOAuthError, type AuditEvent, type MacIdentity, type Metrics, type OAuthError, type Store, type TokenCacheAnswer, type VerifyObserver, type VerifyWatch } from '../../plugin/index.ts'
+import { outcomeOf, pathAndQuery, toOAuthError, type AuditEvent, type MacIdentity, type Metrics, type OAuthError, type Store, type TokenCacheAnswer, type VerifyObserver, type VerifyWatch } from '../../plugin/index.ts'
 import type { ProxyTracing } from '../proxy.ts'
-import { pathOf } from '../request-path.ts'
 import type { RouteTarget } from '../upstreams/upstreams.ts'
 import type { DroppedSpans } from './dropped-spans.ts'
 import type { Sampling } from './sampling.ts'
@@ -166,7 +165,7 @@ export class GatewayTracing {
       const colon = host.lastIndexOf(':')
       span.setAttributes({
         'http.request.method': request.method,
-        'url.path': pathOf(request.url),
+        'url.path': pathAndQuery(request).path,
         'url.scheme': 'http',
         'server.address': colon > host.lastIndexOf(']') ? host.slice(0, colon) : host,
         'client.address': request.ip,

@@ -7,7 +7,8 @@ import { exchangeCode } from './grants/code.ts'
 import { refreshTokens } from './grants/refresh.ts'
 import { checkGrantAllowed } from './grants/allowed-grant.ts'
 import { servedClient, type TokenEndpointCors } from './token-cors.ts'
-import { queryOf, single, type Params } from '../core/params.ts'
+import { parseForm, single, type Params } from '../core/params.ts'
+import { pathAndQuery } from '../core/path-and-query.ts'
 
 const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
 
@@ -16,7 +17,7 @@ const grantLabels = new WeakMap<FastifyRequest, string>()
 
 /** GET (the spec) takes the query; POST (RFC 6749) the form body, plus a query without overlap. */
 function paramsOf (request: FastifyRequest): Params {
-  const query = queryOf(request.url)
+  const query = parseForm(pathAndQuery(request).query)
   if (request.method === 'GET') return query
   const body = (request.body ?? {}) as Params
   const both = Object.keys(body).find((name) => name in query)
