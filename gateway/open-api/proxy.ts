@@ -122,7 +122,7 @@ export const SHIPPED_PROXY_PARTS: ProxyParts = {
   }
 }
 
-/** What tracing (tracing/gateway-tracing.ts) adds to proxied requests; undefined when it is off. */
+/** What tracing (operator/tracing/gateway-tracing.ts) adds to proxied requests; undefined when it is off. */
 export interface ProxyTracing {
   verifyObserver: VerifyObserver
   /** The caller's trace headers out, macgate's upstream span's in. */
