@@ -119,7 +119,7 @@ async function countPass (rung: Scenario, promises: boolean): Promise<Counts> {
   const { target } = rung
   await target.count!(promises)
   const { requests } = await runLoad({ url: `${base(target)}${PATH}`, seconds: 60, amount: COUNTED_REQUESTS, connections: CONNECTIONS, setupRequest: rung.setupRequest })
-  const counts = await target.counted!()
+  const counts = await target.counted!(requests, rung.id)
   const per = (value: number): number => value / Math.max(1, requests)
   return { bytes: per(counts.bytes), promises: per(counts.promises), ticks: per(counts.ticks), writes: per(counts.writes) }
 }

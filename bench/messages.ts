@@ -33,7 +33,8 @@ export function isGatewayKind (kind: string): kind is GatewayKind {
 export type RunnerMessage =
   | { type: 'cpu' }
   | { type: 'count', promises: boolean }
-  | { type: 'counted' }
+  /** `requests` the pass served and the rung's `label`: for the allocation sites (bench/allocation-sites.ts), when they are on. */
+  | { type: 'counted', requests: number, label: string }
   | { type: 'codes', count: number }
   | { type: 'cache' }
   | { type: 'population', count: number, file: string }

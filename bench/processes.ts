@@ -28,7 +28,7 @@ export interface Target<R extends ServerReady = Ready> {
   cpu (): Promise<number>
   /** Starts a counting pass in the process (bench/counters.ts); `counted` ends it. Not for the workers. */
   count?: (promises: boolean) => Promise<void>
-  counted?: () => Promise<Counts>
+  counted?: (requests: number, label: string) => Promise<Counts>
   stop (signal?: NodeJS.Signals): Promise<void>
 }
 
@@ -109,7 +109,7 @@ async function launch (kind: TargetKind, core: number, args: string[], nodeArgs:
     ready: first,
     cpu: async () => await ask(child, kind, { type: 'cpu' }, (answer) => answer.type === 'cpu' ? answer.micros : undefined),
     count: async (promises) => { await ask(child, kind, { type: 'count', promises }, (answer) => answer.type === 'counting' ? true : undefined) },
-    counted: async () => await ask(child, kind, { type: 'counted' }, (answer) => answer.type === 'counted' ? { bytes: answer.bytes, promises: answer.promises, ticks: answer.ticks, writes: answer.writes } : undefined),
+    counted: async (requests, label) => await ask(child, kind, { type: 'counted', requests, label }, (answer) => answer.type === 'counted' ? { bytes: answer.bytes, promises: answer.promises, ticks: answer.ticks, writes: answer.writes } : undefined),
     stop
   }
 }

@@ -13,12 +13,14 @@ import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig,
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.ts'
 import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.ts'
 import { RequestCounters } from './counters.ts'
+import { AllocationSites } from './allocation-sites.ts'
 import { createPopulation } from './population.ts'
 import { isGatewayStep, partsOf, tracingEnv, type GatewayStep } from './rungs.ts'
 import { buildLadderGateway } from './ladder-gateway.ts'
 
 const [kind = 'upstream', upstream = '', redisUrl = '', option = '', logFile = ''] = process.argv.slice(2)
 const counters = new RequestCounters()
+const sites = new AllocationSites()
 const REDIRECT_URI = 'https://bench.example/callback'
 const USER_ID = 'bench-user'
 
@@ -169,10 +171,15 @@ async function answer (message: RunnerMessage, served: Served): Promise<TargetMe
       return { type: 'cpu', micros: usage.user + usage.system }
     }
     case 'count':
+      // Sampled in the pass without the promise hook only: its figures are the bytes.
+      if (!message.promises) await sites.start()
       counters.start(message.promises)
       return { type: 'counting' }
-    case 'counted':
-      return { type: 'counted', ...counters.stop() }
+    case 'counted': {
+      const counts = counters.stop()
+      await sites.stop(message.label, counts.bytes / Math.max(1, message.requests))
+      return { type: 'counted', ...counts }
+    }
     case 'codes':
       if (served.codes === undefined) return { type: 'error', message: `${kind} makes no codes` }
       return { type: 'codes', codes: await served.codes(message.count) }
