@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.ts'
-import { Pending } from '../core/pending.ts'
+import { grantIdOf, hashSecret, openMacKey } from '../access/credentials.ts'
+import { Pending } from '../store/pending.ts'
 import type { AccessTokenRecord, TokenLookup } from '../store/store.ts'
 import { signingKeyOf } from './signature.ts'
 

@@ -1,5 +1,5 @@
-import { errors, type ErrorOptions, type OAuthError } from '../core/errors.ts'
-import { isThenable } from '../core/pending.ts'
+import { errors, type ErrorOptions, type OAuthError } from '../http/errors.ts'
+import { isThenable } from '../store/pending.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
 import { NonceKeys } from '../store/nonce-key.ts'
 import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { confirmPage } from '../account/pages.ts'
 import type { MacgateContext } from '../config/options.ts'
-import { errors } from '../core/errors.ts'
-import { errorPage } from '../core/html.ts'
-import { sendPage } from '../core/replies.ts'
+import { errors } from '../http/errors.ts'
+import { errorPage } from '../http/html.ts'
+import { sendPage } from '../http/replies.ts'
 import { currentUser, type SignedInUser } from '../account/session.ts'
 import { NoRedirectError, readAuthorizationRequest, RedirectError, type AuthorizationRequest } from './authorize-request.ts'
 import { issueAuthorization } from './authorize-response.ts'
-import { queryOf, single, type Params } from '../core/params.ts'
+import { queryOf, single, type Params } from '../http/params.ts'
 import { withQuery } from './redirect-uri.ts'
 
 /**

@@ -1,13 +1,13 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { errors, toOAuthError } from '../core/errors.ts'
-import { sendTokenBody, sendTokenError } from '../core/replies.ts'
+import { errors, toOAuthError } from '../http/errors.ts'
+import { sendTokenBody, sendTokenError } from '../http/replies.ts'
 import type { MacgateContext } from '../config/options.ts'
 import { authenticateClient, usesBasicAuth } from './client-auth.ts'
 import { exchangeCode } from './grants/code.ts'
 import { refreshTokens } from './grants/refresh.ts'
 import { checkGrantAllowed } from './grants/allowed-grant.ts'
-import { servedClient, type TokenEndpointCors } from './token-cors.ts'
-import { queryOf, single, type Params } from '../core/params.ts'
+import { servedClient, type TokenEndpointCors } from '../cors/token-endpoint.ts'
+import { queryOf, single, type Params } from '../http/params.ts'
 
 const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
 

@@ -10,7 +10,7 @@
  * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
  */
 
-import { grantTypesOfResponseTypes, type GrantType, type ResponseType } from '../core/grant-types.ts'
+import { grantTypesOfResponseTypes, type GrantType, type ResponseType } from '../access/grant-types.ts'
 
 export interface ClientRecord {
   id: string

@@ -1,4 +1,4 @@
-import type { Pending } from '../../core/pending.ts'
+import type { Pending } from '../pending.ts'
 import { secondsUntil } from '../records.ts'
 import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.ts'
 import type { CodeStore, TokenStore } from '../roles.ts'

@@ -1,6 +1,6 @@
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
-import { Pending } from '../../core/pending.ts'
+import { Pending } from '../pending.ts'
 import { orUnavailable } from './context.ts'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
 import type { NonceLog, NonceReports } from '../roles.ts'

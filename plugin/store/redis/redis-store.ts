@@ -1,5 +1,5 @@
 import type { RedisOptions } from 'ioredis'
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import { ComposedStore } from '../composed-store.ts'
 import type { Store } from '../roles.ts'
 import { RedisAccounts } from './accounts.ts'

@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { checkAllowedOrigins, registerClient, removeClient, RegistrationError, rotateClientSecret } from './admin.ts'
+import { checkAllowedOrigins, registerClient, removeClient, RegistrationError, rotateClientSecret } from '../operator/clients.ts'
 import { ClientMetadataError, readClientMetadata, selfRegistrationOf } from './client-metadata.ts'
-import { appPage, CONSOLE_PAGE, consolePage, deletePage, noSuchAppPage, notAllowedPage, registerPage, type AppForm, type DeveloperApp, type FormChoices } from './account/developer-pages.ts'
-import { currentUser, type SignedInUser } from './account/session.ts'
-import type { MacgateContext } from './config/options.ts'
-import { isClientId } from './core/credentials.ts'
-import { type Params } from './core/params.ts'
-import { sendPage } from './core/replies.ts'
-import { quotaCounterName, quotaWindow } from './mac/quota.ts'
-import type { ClientChanges, ClientRecord } from './store/store.ts'
+import { appPage, CONSOLE_PAGE, consolePage, deletePage, noSuchAppPage, notAllowedPage, registerPage, type AppForm, type DeveloperApp, type FormChoices } from '../account/developer-pages.ts'
+import { currentUser, type SignedInUser } from '../account/session.ts'
+import type { MacgateContext } from '../config/options.ts'
+import { isClientId } from '../access/credentials.ts'
+import { type Params } from '../http/params.ts'
+import { sendPage } from '../http/replies.ts'
+import { quotaCounterName, quotaWindow } from '../mac/quota.ts'
+import type { ClientChanges, ClientRecord } from '../store/store.ts'
 
 declare module '@fastify/secure-session' {
   interface SessionData {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { hashPassword, type ScryptCost } from './account/password.ts'
-import { registrationProblem } from './oauth/redirect-uri.ts'
-import { parseScope, type ScopeRegistry } from './core/scope.ts'
-import { hashSecret, newClientId, randomBase64Url } from './core/credentials.ts'
-import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, SelfRegistration, TokenStore, UserGrant } from './store/store.ts'
-import { originProblem } from './core/origins.ts'
-import { revokeUserGrants } from './account/authorized-apps.ts'
-import { GRANT_TYPES, grantTypesOfResponseTypes, grantTypesWithResponseTypes, normalGrantTypes, responseTypesOf, type GrantType, type ResponseType } from './core/grant-types.ts'
-import type { AuditEvents } from './observe/events.ts'
+import { hashPassword, type ScryptCost } from '../account/password.ts'
+import { registrationProblem } from '../oauth/redirect-uri.ts'
+import { parseScope, type ScopeRegistry } from '../access/scope.ts'
+import { hashSecret, newClientId, randomBase64Url } from '../access/credentials.ts'
+import type { AccountStore, ClientChanges, ClientReader, ClientRecord, ClientStore, ConsentStore, GrantIndex, SelfRegistration, TokenStore, UserGrant } from '../store/store.ts'
+import { originProblem } from '../http/origins.ts'
+import { revokeUserGrants } from '../account/authorized-apps.ts'
+import { GRANT_TYPES, grantTypesOfResponseTypes, grantTypesWithResponseTypes, normalGrantTypes, responseTypesOf, type GrantType, type ResponseType } from '../access/grant-types.ts'
+import type { AuditEvents } from '../observe/events.ts'
 
 /** A registration the operator asked for that cannot be made; the message says which field. */
 export class RegistrationError extends Error {
