@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { registerClient, removeClient, RegistrationError } from '../operator/clients.ts'
+import { registerClient, removeClient } from '../operator/clients.ts'
+import { RegistrationError } from '../operator/refusals.ts'
 import { ClientMetadataError, metadataView, readClientMetadata, selfRegistrationOf, type ClientMetadata } from './client-metadata.ts'
 import type { MacgateContext } from '../config/options.ts'
 import { addressBlock } from '../http/address-block.ts'

@@ -12,7 +12,7 @@ export type { MacIdentity } from './token-cache.ts'
 
 export interface MacRequest {
   method: string
-  /** The authority as sent: the Host header, or `:authority` on HTTP/2 (core/authority.ts). */
+  /** The authority as sent: the Host header, or `:authority` on HTTP/2 (http/authority.ts). */
   host: string
   /** The request target as sent: path and query. */
   url: string
@@ -134,7 +134,7 @@ export class MacVerifier {
       if (isThenable<CountedUse>(counted)) return counted.then((answer) => identityUnlessOverQuota(quotas, answer, token, quota))
       return identityUnlessOverQuota(quotas, counted, token, quota)
     }
-    // The Redis store's answer is a `Pending`: chained without a promise (core/pending.ts).
+    // The Redis store's answer is a `Pending`: chained without a promise (store/pending.ts).
     const fresh = this.#store.useNonce(use)
     if (typeof fresh !== 'boolean') return fresh.then((first) => identityUnlessReplayed(first, token))
     return identityUnlessReplayed(fresh, token)
