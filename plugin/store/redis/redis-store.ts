@@ -54,7 +54,7 @@ export class RedisStore extends ComposedStore implements Store {
     const grants = new RedisGrants(context, feed)
     // The replay memory: sets per tag and minute, one script call per event-loop turn; on a cluster a
     // script's keys must share a slot, so the batch goes out per slot.
-    const nonces = new RedisNonces(redis, prefix, { perSlot: typeof target !== 'string', observer: () => context.observer, waiter: () => context.waiter, clock })
+    const nonces = new RedisNonces(context, typeof target !== 'string')
     super({
       clients: new RedisClients(context, grants),
       accounts: new RedisAccounts(context),
