@@ -1,5 +1,5 @@
-// A new client's fields and the checks every door makes on them: the admin API, the CLI, the
-// registration endpoint and the developer console.
+// A client's fields as an operator gives them (a new client, an update) and the checks every door
+// makes on them: the admin API, the CLI, the registration endpoint and the developer console.
 import { registrationProblem } from '../oauth/redirect-uri.ts'
 import { originProblem } from '../http/origins.ts'
 import { GRANT_TYPES, grantTypesOfResponseTypes, normalGrantTypes, responseTypesOf, type GrantType, type ResponseType } from '../access/grant-types.ts'

@@ -55,7 +55,12 @@ export class RedisStore extends ComposedStore implements Store {
     // The replay memory: sets per tag and minute, one script call per event-loop turn; on a cluster a
     // script's keys must share a slot, so the batch goes out per slot.
     const nonces = new RedisNonces(context, typeof target !== 'string')
-    super({
+    super()
+    this.redis = redis
+    this.prefix = prefix
+    this.#context = context
+    this.#feed = feed
+    this.compose({
       clients: new RedisClients(context, grants),
       accounts: new RedisAccounts(context),
       consents: new RedisConsents(context),
@@ -66,10 +71,6 @@ export class RedisStore extends ComposedStore implements Store {
       hits: new RedisHitCounters(context),
       registrationTokens: new RedisRegistrationTokens(context)
     })
-    this.redis = redis
-    this.prefix = prefix
-    this.#context = context
-    this.#feed = feed
   }
 
   /**
