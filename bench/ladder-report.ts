@@ -1,7 +1,7 @@
 // The ladder's report (bench/ladder.ts): the JSON, a table and a chart of where each rung's
 // microseconds go, written beside the bench's own results.
-import { mkdir, writeFile } from 'node:fs/promises'
 import type { Counts } from './counters.ts'
+import { writeResultFiles } from './result-files.ts'
 import type { BenchRun, ScenarioResult } from './report.ts'
 
 export interface LadderRung extends ScenarioResult {
@@ -67,17 +67,6 @@ ${rows}
 
 /** bench/results/ladder-<date>.json and .svg (quick-ladder-… for a quick run), and latest-ladder.* for a full one. */
 export async function writeLadder (report: LadderReport, directory: URL): Promise<string> {
-  await mkdir(directory, { recursive: true })
-  const stamp = report.date.replace(/[:.]/g, '-')
-  const name = `${report.quick ? 'quick-' : ''}ladder-${stamp}`
-  const json = `${JSON.stringify(report, null, 2)}\n`
-  const svg = ladderChart(report)
-  await writeFile(new URL(`${name}.json`, directory), json)
-  await writeFile(new URL(`${name}.svg`, directory), svg)
-  if (!report.quick) {
-    await writeFile(new URL('latest-ladder.json', directory), json)
-    await writeFile(new URL('latest-ladder.svg', directory), svg)
-    await writeFile(new URL('latest-ladder.md', directory), `${ladderTable(report)}\n`)
-  }
-  return new URL(`${name}.json`, directory).pathname
+  const name = `${report.quick ? 'quick-' : ''}ladder-${report.date.replace(/[:.]/g, '-')}`
+  return await writeResultFiles(directory, { name, latest: 'latest-ladder', quick: report.quick, report, svg: ladderChart(report), table: () => ladderTable(report) })
 }

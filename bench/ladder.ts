@@ -1,6 +1,6 @@
 // `npm run bench -- --ladder [--quick]`: where each microsecond of a verified request goes. From the
-// plain proxy up to the gateway as `macgate start` ships, each rung a real configuration of the real
-// code with one more part on (bench/rungs.ts), timed as the bench times its scenarios (alternated
+// plain proxy up to the gateway as `macgate start` ships, each rung the real gateway with one more of
+// its own parts on (bench/rungs.ts, bench/ladder-gateway.ts), timed as the bench times its scenarios (alternated
 // rounds, best undisturbed round: bench/measure.ts), then counted in passes of its own: V8 heap
 // bytes, promises, nextTick ticks and write system calls per request (bench/counters.ts).
 // `--rungs route-check,mac-check` climbs only the plain proxy and the named gateway rungs (each

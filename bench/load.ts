@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { Request as AutocannonRequest } from 'autocannon'
-import { signed, signedRequests, zipf, type Credentials } from '../gateway/server.ts'
+import { signed, signedRequests, zipf, type Credentials } from '../gateway/index.ts'
 
 // The load generator is the gateway's (`macgate load` runs the same): one autocannon run, measured.
-export { runLoad, signed, type Credentials, type LoadOptions, type LoadResult } from '../gateway/server.ts'
+export { runLoad, signed, type Credentials, type LoadOptions, type LoadResult } from '../gateway/index.ts'
 
 /** A valid token with a wrong mac: the check must fail after the token lookup. */
 export function badMac (base: string, path: string, credentials: Credentials) {

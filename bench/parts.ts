@@ -22,12 +22,12 @@ import { TokenCache } from '../plugin/mac/token-cache.ts'
 import type { MacVerifier } from '../plugin/mac/verify.ts'
 import { NonceKeys } from '../plugin/store/nonce-key.ts'
 import { grantAccessToken, MemoryStore, Metrics, RedisStore, registerClient, ScopeRegistry, type MacIdentity, type Store } from '../plugin/index.ts'
-import { registerAccessLog } from '../gateway/access-log.ts'
-import { registerRequestMetrics } from '../gateway/request-metrics.ts'
-import { upstreamHeaders } from '../gateway/upstream-request.ts'
-import { hasDotDotSegment, RouteTable } from '../gateway/proxy.ts'
-import { pathOf } from '../gateway/request-path.ts'
-import { buildGateway, logDestination, parseConfig, UPSTREAM_POOL } from '../gateway/server.ts'
+import { registerAccessLog } from '../gateway/operator/access-log.ts'
+import { registerRequestMetrics } from '../gateway/operator/request-metrics.ts'
+import { upstreamHeaders } from '../gateway/open-api/upstream-request.ts'
+import { hasDotDotSegment, RouteTable } from '../gateway/open-api/proxy.ts'
+import { splitPathAndQuery } from '../plugin/http/path-and-query.ts'
+import { buildGateway, logDestination, parseConfig, UPSTREAM_POOL } from '../gateway/index.ts'
 import { RequestCounters } from './counters.ts'
 import { resultsDirectory } from './paths.ts'
 import { startRedis, startServer } from './processes.ts'
@@ -121,7 +121,7 @@ async function fixture (store: Store, calls: number): Promise<Fixture> {
   const { accessToken, macKey } = await grantAccessToken(app.macgate, { clientId: client.id, userId: 'parts-user', scope: ['1', '3'] })
   const signed = signedRequests(accessToken, macKey, calls)
   const verifier = app.macVerifier
-  const identity = await verifier.verify({ method: 'GET', host: HOST, url: PATH, authorization: signedRequests(accessToken, macKey, 1)[0]!.authorization })
+  const identity = await verifier.verify({ method: 'GET', host: HOST, path: PATH, query: '', authorization: signedRequests(accessToken, macKey, 1)[0]!.authorization })
   return { app, verifier, accessToken, macKey, identity, signed }
 }
 
@@ -132,7 +132,7 @@ function routeParts (): Part[] {
   const table = new RouteTable([rule, { ...rule, path: '/quota/*' }, { ...rule, path: '/user/profile' }], () => () => {}, () => ({}) as never)
   const url = `${PATH}?a=1`
   return [
-    { rung, name: 'path, route and .. check', call: () => { const path = pathOf(url); return table.match(path) !== undefined && !hasDotDotSegment(path) } }
+    { rung, name: 'path, route and .. check', call: () => { const { path } = splitPathAndQuery(url); return table.match(path) !== undefined && !hasDotDotSegment(path) } }
   ]
 }
 
@@ -165,7 +165,7 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
       name: 'the whole check (verify, hot LRU, embedded nonces)',
       // Each pass spends fresh nonces: a replay would be refused before the nonce check.
       prepare: () => { requests = fresh() },
-      call: (i) => verifier.verify({ method: 'GET', host: HOST, url: PATH, authorization: requests[i]!.authorization })
+      call: (i) => verifier.verify({ method: 'GET', host: HOST, path: PATH, query: '', authorization: requests[i]!.authorization })
     }
   ]
 }

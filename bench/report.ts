@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { writeResultFiles } from './result-files.ts'
 
 export interface ScenarioResult {
   id: string
@@ -143,17 +143,7 @@ ${rows}
 
 /** bench/results/<date>.json and .svg, and latest.* beside them; `goals` as for the chart. */
 export async function writeReport (report: Report, directory: URL, goals: ReadonlyMap<string, number>): Promise<string> {
-  await mkdir(directory, { recursive: true })
   const stamp = report.date.replace(/[:.]/g, '-')
-  const base = report.quick ? `quick-${stamp}` : stamp
-  const json = `${JSON.stringify(report, null, 2)}\n`
-  const svg = chart(report, goals)
-  await writeFile(new URL(`${base}.json`, directory), json)
-  await writeFile(new URL(`${base}.svg`, directory), svg)
-  if (!report.quick) {
-    await writeFile(new URL('latest.json', directory), json)
-    await writeFile(new URL('latest.svg', directory), svg)
-    await writeFile(new URL('latest.md', directory), `${table(report)}\n`)
-  }
-  return new URL(`${base}.json`, directory).pathname
+  const name = report.quick ? `quick-${stamp}` : stamp
+  return await writeResultFiles(directory, { name, latest: 'latest', quick: report.quick, report, svg: chart(report, goals), table: () => table(report) })
 }

@@ -1,7 +1,13 @@
 // The ladder's gateway rungs (bench/ladder.ts measures them, bench/target.ts builds them): each turns
-// on one more part of a proxied request's path than the one below, every part a real option of the
-// real gateway (gateway/server.ts, HotPathParts), never a copy of its code.
-import type { HotPathParts } from '../gateway/server.ts'
+// on one more part of a proxied request's path than the one below, every part the real gateway's
+// own, never a copy of its code (bench/ladder-gateway.ts builds it with a stand-in for each part off).
+
+/** The parts of a proxied request's path a rung has on (bench/ladder-gateway.ts). */
+export interface HotPathParts {
+  macCheck: boolean
+  upstreamHeaders: boolean
+  requestMetrics: boolean
+}
 
 /**
  * In order: each rung has its own part and every part of the rungs below it. The tracing rungs

@@ -9,12 +9,13 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, startTracing, UPSTREAM_POOL, withProcessMetrics } from '../gateway/server.ts'
+import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, startTracing, UPSTREAM_POOL, withProcessMetrics } from '../gateway/index.ts'
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.ts'
 import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.ts'
 import { RequestCounters } from './counters.ts'
 import { createPopulation } from './population.ts'
 import { isGatewayStep, partsOf, tracingEnv, type GatewayStep } from './rungs.ts'
+import { buildLadderGateway } from './ladder-gateway.ts'
 
 const [kind = 'upstream', upstream = '', redisUrl = '', option = '', logFile = ''] = process.argv.slice(2)
 const counters = new RequestCounters()
@@ -84,7 +85,7 @@ async function buildRung (step: GatewayStep, log: string, prefix: string): Promi
   const tracing = traced === 'off' ? undefined : await startTracing(Object.assign(process.env, tracingEnv(traced, upstream)))
   const store = redis ? await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: prefix }) : new MemoryStore()
   const config = parseConfig({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'] }] })
-  const app = await buildGateway({ store, config, hotPath, logger: logging ? { level: 'info', stream: logDestination(log) } : false, ...(tracing !== undefined && { tracing }) })
+  const app = await buildLadderGateway({ store, config, logger: logging ? { level: 'info', stream: logDestination(log) } : false, ...(tracing !== undefined && { tracing }) }, hotPath)
   if (tracing !== undefined) app.addHook('onClose', async () => await tracing.shutdown())
   return { app, store }
 }

@@ -30,6 +30,7 @@ export { settingsSchema } from './config/options.ts'
 export { defaults, MAX_CODE_TTL, MAX_SIGNED_HOSTS, TEN_YEARS } from './config/defaults.ts'
 export { errors, OAuthError, isOAuthError, toOAuthError, type OAuthErrorFactory } from './http/errors.ts'
 export { authorityOf, TWO_AUTHORITIES } from './http/authority.ts'
+export { pathAndQuery, splitPathAndQuery, type PathAndQuery } from './http/path-and-query.ts'
 export { escapeHtml, FAVICON_SVG, layout } from './http/html.ts'
 export { SECURITY_HEADERS, securityHeaders, sendErrorPage, sendOpenApiError, sendPage, sendTokenBody, sendTokenError } from './http/replies.ts'
 export { compileValidator, SchemaError } from './config/schema.ts'
@@ -172,6 +173,7 @@ async function macgate (fastify: FastifyInstance, options: MacgateOptions): Prom
   fastify.decorate('swapMacgateSettings', (next: SwappableSettings) => swapSettings(config, verifier, next))
   observeStore(config)
   config.metrics.watchTokenCache(verifier.cache)
+  fastify.decorateRequest('pathAndQuery', null)
   fastify.decorateRequest('macIdentity', null)
   fastify.decorateRequest('macRejection', null)
   await fastify.register(async function oauthEndpoints (endpoints) {

@@ -4,7 +4,7 @@
 // `macgate users remove` does.
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildAdminServer } from '../gateway/server.ts'
+import { buildAdminServer } from '../gateway/index.ts'
 import pino from 'pino'
 import { AuditEvents, MemoryStore, registerClient, ScopeRegistry, type AuditEvent, type NewClient } from '../plugin/index.ts'
 import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, obtainCode, REDIRECT_URI } from './helpers/app.ts'

@@ -1,4 +1,4 @@
-// Apps without a server in real Chromium: the demo app (gateway/demo/app-server.ts) on an origin
+// Apps without a server in real Chromium: the demo app (gateway/site/demo/app-server.ts) on an origin
 // of its own signs in through both grants with macgate/client's browser entry and calls the open
 // API; it refreshes, revokes and reads every refusal's code. Pages on an origin no client registered,
 // or holding another client's token, cannot read the open API's answers. The shared request vectors
@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { BrowserContext, Page, Request } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { startDemoApp, type DemoApp } from '../gateway/demo/app-server.ts'
+import { startDemoApp, type DemoApp } from '../gateway/site/demo/app-server.ts'
 import { registerClient } from '../plugin/operator/clients.ts'
 import { signRequest } from '../plugin/client/index.ts'
 import { ScopeRegistry } from '../plugin/access/scope.ts'

@@ -1,9 +1,10 @@
-// The ladder's rungs are the real gateway with parts turned off (GatewayOptions.hotPath): each
-// switch does what its rung says, and a gateway built without them checks every request as ever.
+// The ladder's rungs are the real gateway with a stand-in for each part a rung has off
+// (bench/ladder-gateway.ts): each does what its rung says, and buildGateway checks every request as ever.
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.ts'
+import { buildGateway } from '../gateway/index.ts'
 import { MemoryStore } from '../plugin/index.ts'
 import { GATEWAY_STEPS, isGatewayStep, partsOf, tracingEnv, type GatewayStep } from '../bench/rungs.ts'
+import { buildLadderGateway } from '../bench/ladder-gateway.ts'
 import { API_HOST, recordingUpstream } from './helpers/gateway.ts'
 
 t.test('each rung has its own part and every part of the rungs below it', async (t) => {
@@ -32,7 +33,7 @@ const ROUTES = [{ path: '/api/*', methods: ['GET'], scopes: ['1'], match: 'all' 
 async function gatewayFor (t: Test, step: GatewayStep) {
   const upstream = await recordingUpstream(t)
   const store = new MemoryStore()
-  const app = await buildGateway({ store, config: { upstream: upstream.url, routes: ROUTES }, hotPath: partsOf(step).hotPath })
+  const app = await buildLadderGateway({ store, config: { upstream: upstream.url, routes: ROUTES } }, partsOf(step).hotPath)
   t.teardown(async () => { await app.close(); await store.close() })
   return { app, upstream }
 }
@@ -57,6 +58,6 @@ t.test('the header-rewrite rung: the MAC check is on; every part is on by defaul
   const store = new MemoryStore()
   const shipped = await buildGateway({ store, config: { upstream: upstream.url, routes: ROUTES } })
   t.teardown(async () => { await shipped.close(); await store.close() })
-  t.equal((await shipped.inject({ url: '/api/profile', headers: { host: API_HOST } })).statusCode, 401, 'no hotPath: checked')
+  t.equal((await shipped.inject({ url: '/api/profile', headers: { host: API_HOST } })).statusCode, 401, 'buildGateway: checked')
   t.ok(await durations(shipped), 'and timed')
 })

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { build, type BuildOptions } from 'esbuild'
 import t from 'tap'
 import { ROOT } from './helpers/source.ts'
-import { BROWSER_CLIENT_MODULES } from '../gateway/demo/client-modules.ts'
+import { BROWSER_CLIENT_MODULES } from '../gateway/site/demo/client-modules.ts'
 
 const forBrowser: BuildOptions = { bundle: true, platform: 'browser', format: 'esm', write: false, metafile: true, logLevel: 'silent' }
 

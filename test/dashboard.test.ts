@@ -2,9 +2,9 @@
 // it really has: a renamed metric or label fails here, not on an operator's screen.
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
-import { buildAdminServer, withProcessMetrics } from '../gateway/server.ts'
+import { buildAdminServer, withProcessMetrics } from '../gateway/index.ts'
 import { liveToken, signedInject } from './helpers/gateway.ts'
-import { sampleRoutes } from '../gateway/config.ts'
+import { sampleRoutes } from '../gateway/config/gateway-config.ts'
 import { buildTestApp } from './helpers/app.ts'
 import { parseMetrics } from './helpers/metrics-text.ts'
 

@@ -10,9 +10,9 @@ import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { transform } from 'esbuild'
 import t from 'tap'
-import { startDemoApp } from '../gateway/demo/app-server.ts'
-import { appPolicy } from '../gateway/demo/app-page.ts'
-import { BROWSER_CLIENT_MODULES, loadBrowserClient } from '../gateway/demo/client-modules.ts'
+import { startDemoApp } from '../gateway/site/demo/app-server.ts'
+import { appPolicy } from '../gateway/site/demo/app-page.ts'
+import { BROWSER_CLIENT_MODULES, loadBrowserClient } from '../gateway/site/demo/client-modules.ts'
 import { cliEnv } from './helpers/cli.ts'
 import { runInProcess } from './helpers/in-process.ts'
 import { freePort } from './helpers/redis.ts'
@@ -76,7 +76,7 @@ t.test('built, the compiled modules go out as they are', async (t) => {
     await writeFile(join(dir, 'plugin', `${name}.js`), code)
     expected.set(`${name}.js`, code)
   }
-  t.same(await loadBrowserClient(pathToFileURL(join(dir, 'gateway/demo/client-modules.js')).href), expected)
+  t.same(await loadBrowserClient(pathToFileURL(join(dir, 'gateway/site/demo/client-modules.js')).href), expected)
 })
 
 // The demo app listens before the gateway is built: a start that fails after it must close it too,

@@ -4,7 +4,7 @@
 import { once } from 'node:events'
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http'
 import t from 'tap'
-import { buildGateway, drainAndClose, parseConfig } from '../gateway/server.ts'
+import { buildGateway, drainAndClose, parseConfig } from '../gateway/index.ts'
 import { MemoryStore } from '../plugin/index.ts'
 import { signRequest } from '../plugin/client/index.ts'
 import { liveToken } from './helpers/gateway.ts'

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { runInProcess } from './helpers/in-process.ts'
 import { spawnSource } from './helpers/source.ts'
-import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config.ts'
+import { ConfigError, loadConfig, parseConfig, sampleRoutes } from '../gateway/config/gateway-config.ts'
 import { awayFromMinuteEdge, buildTestGateway, liveToken, nonceAt, openApiError, signedInject } from './helpers/gateway.ts'
 
 const DEFAULTS = {

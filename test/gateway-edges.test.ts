@@ -5,7 +5,7 @@
 import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import type { GatewayConfig } from '../gateway/config.ts'
+import type { GatewayConfig } from '../gateway/config/gateway-config.ts'
 import { API_HOST, buildTestGateway, defaultAuthorization, echoRoutes, hmac, liveToken, nonceAt, openApiError, recordingUpstream, signedInject, signedString, type LiveTokens, type Recorded } from './helpers/gateway.ts'
 import { dechunk } from './helpers/dechunk.ts'
 import { wsgiUpstream } from './helpers/wsgi-upstream.ts'

@@ -8,7 +8,7 @@ import macgate from '../plugin/index.ts'
 import { signRequest } from '../plugin/client/index.ts'
 import { newGrantId, mintToken } from '../plugin/access/credentials.ts'
 import { MemoryStore } from '../plugin/store/memory/memory-store.ts'
-import { buildGateway } from '../gateway/server.ts'
+import { buildGateway } from '../gateway/index.ts'
 import { buildTestApp, callToken, REDIRECT_URI } from './helpers/app.ts'
 import { API_HOST, awayFromMinuteEdge, buildTestGateway, echoRoutes, hmac, liveToken, nonceAt, openApiError, signedInject, signedString } from './helpers/gateway.ts'
 

@@ -3,7 +3,7 @@
 // registered for (96005 in the Xiaomi dialect, unauthorized_client in the standard one).
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { buildAdminServer } from '../gateway/server.ts'
+import { buildAdminServer } from '../gateway/index.ts'
 import { DEVICE_CODE_GRANT, updateClient, type ClientRecord } from '../plugin/index.ts'
 import { STANDARD_TOKEN_PATH } from '../plugin/oauth/standard-token-endpoint.ts'
 import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.ts'

@@ -2,7 +2,7 @@
 // serves, ready only while the store answers, and ready again by itself once Redis is back.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildAdminServer } from '../gateway/server.ts'
+import { buildAdminServer } from '../gateway/index.ts'
 import { buildTestGateway } from './helpers/gateway.ts'
 import { eventually } from './helpers/live.ts'
 

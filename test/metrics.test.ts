@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildAdminServer } from '../gateway/server.ts'
+import { buildAdminServer } from '../gateway/index.ts'
 import { Metrics } from '../plugin/observe/metrics.ts'
 import { mintToken, newGrantId } from '../plugin/access/credentials.ts'
 import type { Store } from '../plugin/store/store.ts'

@@ -2,7 +2,7 @@
 // winning over them), the sign-in page naming the app, and a reload of the demo's last page.
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.ts'
+import { buildGateway } from '../gateway/index.ts'
 import { FAVICON_SVG, MemoryStore } from '../plugin/index.ts'
 import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 

@@ -3,7 +3,7 @@
 // bound (README, "Quotas"): not one request over the limit in a window, whatever the instances.
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.ts'
+import { buildGateway } from '../gateway/index.ts'
 import { RedisStore, type RedisTarget } from '../plugin/index.ts'
 import { addClient } from './helpers/app.ts'
 import { issueTokens, signedGet, type LiveGateway } from './helpers/live.ts'

@@ -12,7 +12,7 @@ import { addClient, buildTestApp } from './helpers/app.ts'
 import { startRedis } from './helpers/redis.ts'
 import { liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.ts'
 import { quotaUses } from '../gateway/commands/client-show.ts'
-import { ConfigError, parseConfig, type RouteRule } from '../gateway/config.ts'
+import { ConfigError, parseConfig, type RouteRule } from '../gateway/config/gateway-config.ts'
 
 /** An upstream that counts what reaches it. */
 async function countingUpstream (t: Test): Promise<{ url: string, hits: () => number }> {

@@ -4,7 +4,7 @@
 // endpoints' single 401, and the deployment's bounds.
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildAdminServer } from '../gateway/server.ts'
+import { buildAdminServer } from '../gateway/index.ts'
 import { createRegistrationToken, registerClient, ScopeRegistry } from '../plugin/index.ts'
 import { buildTestApp } from './helpers/app.ts'
 import { startRedis } from './helpers/redis.ts'

@@ -1,7 +1,7 @@
 // Signed host names (contract §6, `signedHosts`): a signature over a listed public name is accepted
 // whatever Host the request reached us under; only with the primary query form; one nonce, once.
 import t from 'tap'
-import { ConfigError, parseConfig } from '../gateway/config.ts'
+import { ConfigError, parseConfig } from '../gateway/config/gateway-config.ts'
 import { awayFromMinuteEdge, buildTestGateway, liveToken, nonceAt, openApiError, signedInject } from './helpers/gateway.ts'
 
 const SDK_HOST = 'open.account.xiaomi.com'

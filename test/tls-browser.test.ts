@@ -2,7 +2,7 @@
 // certificate by its key (--ignore-certificate-errors-spki-list), as it would a real one; nothing
 // else about certificate errors is waived.
 import t from 'tap'
-import { buildGateway } from '../gateway/server.ts'
+import { buildGateway } from '../gateway/index.ts'
 import { MemoryStore } from '../plugin/index.ts'
 import { addClient, addUser } from './helpers/app.ts'
 import { launch, signIn, skipWithoutChromium } from './helpers/browser.ts'

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import { buildGateway } from '../gateway/server.ts'
+import { buildGateway } from '../gateway/index.ts'
 import macgate from '../plugin/index.ts'
 import { hashSecret } from '../plugin/access/credentials.ts'
 import { MemoryStore } from '../plugin/store/memory/memory-store.ts'

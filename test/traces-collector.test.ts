@@ -3,7 +3,7 @@
 // environment alone, refused at start for what it cannot do.
 import t from 'tap'
 import { MemoryStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, tracingRefusal, tracingWanted, type GatewayTracing } from '../gateway/server.ts'
+import { buildGateway, startTracing, tracingRefusal, tracingWanted, type GatewayTracing } from '../gateway/index.ts'
 import { echoRoutes, liveToken, recordingUpstream, signedInject } from './helpers/gateway.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { startOtlpReceiver } from './helpers/otlp-receiver.ts'

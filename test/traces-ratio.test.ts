@@ -5,7 +5,7 @@ import { ROOT_CONTEXT, SamplingDecision, SpanKind } from '@opentelemetry/api'
 import { TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
 import t from 'tap'
 import { MemoryStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, type GatewayTracing } from '../gateway/server.ts'
+import { buildGateway, startTracing, type GatewayTracing } from '../gateway/index.ts'
 import { echoRoutes, liveToken, recordingUpstream, signedInject } from './helpers/gateway.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { startOtlpReceiver } from './helpers/otlp-receiver.ts'
@@ -56,7 +56,7 @@ t.test('traceidratio 0.5: what is recorded is what the sampler samples, by the t
 })
 
 t.test('OTEL_TRACES_SAMPLER and _ARG make the sampler the SDK would make', async (t) => {
-  const { samplerFromEnv } = await import('../gateway/tracing/sampling.ts')
+  const { samplerFromEnv } = await import('../gateway/operator/tracing/sampling.ts')
   const saved = { name: process.env.OTEL_TRACES_SAMPLER, arg: process.env.OTEL_TRACES_SAMPLER_ARG }
   t.teardown(() => {
     process.env.OTEL_TRACES_SAMPLER = saved.name

@@ -3,7 +3,7 @@
 // hand the upstream no trace headers, and their access lines carry no ids.
 import t from 'tap'
 import { MemoryStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, type GatewayTracing } from '../gateway/server.ts'
+import { buildGateway, startTracing, type GatewayTracing } from '../gateway/index.ts'
 import { echoRoutes, liveToken, signedInject } from './helpers/gateway.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { startOtlpReceiver } from './helpers/otlp-receiver.ts'

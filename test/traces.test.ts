@@ -3,7 +3,7 @@
 // refusal's reason, the code flow's spans, the access log's ids, and no secret in any byte sent.
 import t from 'tap'
 import { RedisStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, type GatewayTracing } from '../gateway/server.ts'
+import { buildGateway, startTracing, type GatewayTracing } from '../gateway/index.ts'
 import { echoRoutes, hmac, liveToken, nonceAt, recordingUpstream, signedInject, signedString, defaultAuthorization, API_HOST } from './helpers/gateway.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { startRedis } from './helpers/redis.ts'

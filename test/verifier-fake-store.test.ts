@@ -73,15 +73,15 @@ t.test('a correctly signed request is verified; the same nonce again is a replay
   const url = '/user/profile?fields=name'
   const authorization = signRequest({ method: 'GET', url: `https://${HOST}${url}`, accessToken, macKey })
 
-  const identity = await verifier.verify({ method: 'GET', host: HOST, url, authorization })
+  const identity = await verifier.verify({ method: 'GET', host: HOST, path: '/user/profile', query: 'fields=name', authorization })
   t.same(identity, { openId: 'open-1', clientId: 'client-1', userId: 'user-1', scope: ['profile'] }, 'the token\'s identity')
   t.equal(store.nonces.size, 1, 'the nonce was recorded in the fake')
 
-  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, url, authorization }), { kind: 'accessDenied', message: DENIALS.replayedNonce.description, reason: DENIALS.replayedNonce.reason }, 'the replayed nonce is refused')
+  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, path: '/user/profile', query: 'fields=name', authorization }), { kind: 'accessDenied', message: DENIALS.replayedNonce.description, reason: DENIALS.replayedNonce.reason }, 'the replayed nonce is refused')
   t.equal(store.nonces.size, 1, 'and not recorded twice')
 
   const tampered = signRequest({ method: 'GET', url: `https://${HOST}/user/other`, accessToken, macKey })
-  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, url, authorization: tampered }), { kind: 'accessDenied', message: DENIALS.macMismatch.description, reason: DENIALS.macMismatch.reason }, 'a signature over another path is refused')
+  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, path: '/user/profile', query: 'fields=name', authorization: tampered }), { kind: 'accessDenied', message: DENIALS.macMismatch.description, reason: DENIALS.macMismatch.reason }, 'a signature over another path is refused')
   t.equal(store.nonces.size, 1, 'before its nonce is written')
 })
 
@@ -91,11 +91,11 @@ t.test('on a route with a quota the nonce is counted through the fake, and refus
   const sign = (): string => signRequest({ method: 'GET', url: `https://${HOST}/user/profile`, accessToken, macKey })
 
   const first = new QuotaReading(quota)
-  t.equal((await verifier.verify({ method: 'GET', host: HOST, url: '/user/profile', authorization: sign(), quota: first })).clientId, 'client-1')
+  t.equal((await verifier.verify({ method: 'GET', host: HOST, path: '/user/profile', query: '', authorization: sign(), quota: first })).clientId, 'client-1')
   t.equal(first.used, 1, 'counted')
 
   const second = new QuotaReading(quota)
-  const over = await (async () => await verifier.verify({ method: 'GET', host: HOST, url: '/user/profile', authorization: sign(), quota: second }))().catch((error: unknown) => error)
+  const over = await (async () => await verifier.verify({ method: 'GET', host: HOST, path: '/user/profile', query: '', authorization: sign(), quota: second }))().catch((error: unknown) => error)
   t.ok(errors.quotaExceeded.is(over), 'over the limit: 429')
   t.equal(store.nonces.size, 1, 'the refused request\'s nonce is left unspent')
 })
@@ -103,6 +103,6 @@ t.test('on a route with a quota the nonce is counted through the fake, and refus
 t.test('a verifier given no quotas refuses to guess a quota: an internal error, no nonce spent', async (t) => {
   const { store, verifier, accessToken, macKey } = setup(new FakeStore())
   const authorization = signRequest({ method: 'GET', url: `https://${HOST}/user/profile`, accessToken, macKey })
-  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, url: '/user/profile', authorization, quota: new QuotaReading({ route: '/user/profile', perMinute: 1 }) }), /needs a verifier with quotas/)
+  await t.rejects(async () => await verifier.verify({ method: 'GET', host: HOST, path: '/user/profile', query: '', authorization, quota: new QuotaReading({ route: '/user/profile', perMinute: 1 }) }), /needs a verifier with quotas/)
   t.equal(store.nonces.size, 0)
 })

@@ -1,6 +1,6 @@
 import { clientWithoutSecrets, quotaCounterName, quotaWindow, type ClientRecord, type NonceReports } from '../../plugin/index.ts'
-import { loadConfig, type RouteRule } from '../config.ts'
-import { withAdminStore } from './admin-store.ts'
+import { loadConfig, type RouteRule } from '../config/gateway-config.ts'
+import { withAdminStore } from './command-store.ts'
 import type { CommandIO } from './io.ts'
 import { OperatorError, parseCommand, UsageError } from './usage.ts'
 
@@ -13,7 +13,7 @@ export interface RouteQuotaUse {
   used: number
 }
 
-/** The client's limit and this minute's use on each route of `routes` with a quota (a route's counters are named by its path, as route-quota.ts names them). */
+/** The client's limit and this minute's use on each route of `routes` with a quota (a route's counters are named by its path, as the proxy's routeQuota names them: open-api/proxy.ts). */
 export async function quotaUses (store: NonceReports, client: ClientRecord, routes: RouteRule[], now = Date.now()): Promise<RouteQuotaUse[]> {
   const limited = routes.filter((route) => route.quota !== undefined)
   const used = await store.quotaUsed(limited.map((route) => quotaCounterName(client.id, route.path)), quotaWindow(now))

@@ -1,5 +1,5 @@
 import { clientWithoutSecrets, grantTypesOfShortNames, registerClient, removeClient, rotateClientSecret, ScopeRegistry, shortNamesOf, updateClient, type ClientRecord, type ClientUpdate, type GrantType } from '../../plugin/index.ts'
-import { withAdminStore } from './admin-store.ts'
+import { withAdminStore } from './command-store.ts'
 import type { CommandIO } from './io.ts'
 import { parseCommand, UsageError } from './usage.ts'
 import { show } from './client-show.ts'

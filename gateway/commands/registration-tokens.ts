@@ -1,5 +1,5 @@
 import { createRegistrationToken, listRegistrationTokens, REGISTRATION_TOKEN_DEFAULTS, revokeRegistrationToken, type RegistrationTokenRecord } from '../../plugin/index.ts'
-import { withAdminStore } from './admin-store.ts'
+import { withAdminStore } from './command-store.ts'
 import type { CommandIO } from './io.ts'
 import { parseCommand, UsageError } from './usage.ts'
 

@@ -2,7 +2,7 @@
 // `--workers`, the primary passes each on to every worker and gathers their answers.
 import cluster, { type Worker } from 'node:cluster'
 import { randomUUID } from 'node:crypto'
-import type { ReloadAnswer } from '../reload.ts'
+import type { ReloadAnswer } from '../operator/reload.ts'
 
 /** The admin listener's answer to POST /admin/reload. */
 export interface AdminReload { status: number, body: unknown }

@@ -5,10 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
  * malformed REDIS_URL, a bad config file, `no client 12345`. One line, exit 2, no usage hint.
  */
 export class OperatorError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'OperatorError'
-  }
+  override name = 'OperatorError'
 }
 
 /**
@@ -16,10 +13,7 @@ export class OperatorError extends Error {
  * argument's bad value. Like any OperatorError, plus the hint to run `macgate help`.
  */
 export class UsageError extends OperatorError {
-  constructor (message: string) {
-    super(message)
-    this.name = 'UsageError'
-  }
+  override name = 'UsageError'
 }
 
 /**

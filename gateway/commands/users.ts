@@ -1,6 +1,6 @@
 import { text } from 'node:stream/consumers'
 import { changePassword, createUser, removeUser, setDeveloper } from '../../plugin/index.ts'
-import { withAdminStore } from './admin-store.ts'
+import { withAdminStore } from './command-store.ts'
 import type { CommandIO } from './io.ts'
 import { parseCommand, UsageError } from './usage.ts'
 

@@ -1,6 +1,19 @@
 // The SVG of a `macgate load` run, in the benchmark's look (bench/report.ts): throughput and p99,
 // one point per second, in two panels over the same time axis.
-import type { LoadReport } from './report.ts'
+import type { Sample } from './run.ts'
+
+/** What the chart draws of a run: the report's (report.ts, which draws it with this). */
+export interface ChartedRun {
+  date: string
+  url: string
+  method: string
+  paths: Array<{ path: string }>
+  connections: number
+  requests: number
+  seconds: number
+  non2xx: number
+  timeline: Sample[]
+}
 
 export function escapeXml (text: string): string {
   return text.replace(/[<>&"]/g, (character) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[character]!)
@@ -49,7 +62,7 @@ ${line}`
 }
 
 /** Throughput (req/s) above, p99 (ms) below, against seconds since the start. */
-export function chart (report: LoadReport): string {
+export function chart (report: ChartedRun): string {
   const seconds = report.timeline.map((sample) => sample.second)
   const end = Math.max(1, ...seconds)
   const top = 80

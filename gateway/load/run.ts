@@ -39,31 +39,14 @@ export interface Sample {
   p99: number
 }
 
-export interface LoadProgress {
-  seconds: number
+/** What a run has counted: so far (its progress), or in all (its result). */
+interface LoadCounts {
   requests: number
-  /** Over the last second. */
-  rps: number
-  p50: number
-  p99: number
-  errors: number
-  non2xx: number
-  statuses: Record<string, number>
-  errorCodes: Record<string, number>
-}
-
-export interface LoadResult {
-  requests: number
-  rps: number
   /** Latencies of every answer (any status), ms. */
   p50: number
-  p90: number
   p99: number
-  max: number
-  mean: number
   /** Connection errors, timeouts among them. */
   errors: number
-  timeouts: number
   non2xx: number
   /** Answers by HTTP status. */
   statuses: Record<string, number>
@@ -71,6 +54,19 @@ export interface LoadResult {
   errorCodes: Record<string, number>
   /** Elapsed, s. */
   seconds: number
+}
+
+export interface LoadProgress extends LoadCounts {
+  /** Over the last second. */
+  rps: number
+}
+
+export interface LoadResult extends LoadCounts {
+  rps: number
+  p90: number
+  max: number
+  mean: number
+  timeouts: number
   timeline: Sample[]
 }
 

@@ -1,4 +1,5 @@
 import { errors } from './errors.ts'
+import { splitPathAndQuery } from './path-and-query.ts'
 
 export type Params = Record<string, string | string[] | undefined>
 
@@ -32,10 +33,9 @@ export function parseForm (text: string): Params {
   return params
 }
 
-/** The request's query parameters, parsed strictly from the URL as sent. */
+/** A URL's query parameters, parsed strictly from the URL as sent. */
 export function queryOf (url: string): Params {
-  const start = url.indexOf('?')
-  return parseForm(start === -1 ? '' : url.slice(start + 1))
+  return parseForm(splitPathAndQuery(url).query)
 }
 
 /** One parameter's value: undefined when absent, 96002 when repeated or over-long. */

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { authorityOf, TWO_AUTHORITIES } from '../http/authority.ts'
 import { errors, toOAuthError, type OAuthError } from '../http/errors.ts'
 import { isThenable } from '../store/pending.ts'
+import { pathAndQuery } from '../http/path-and-query.ts'
 import { sendOpenApiError } from '../http/replies.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
 import { outcomeOf } from './outcome.ts'
@@ -105,7 +106,8 @@ export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { sco
     const misses = watch === undefined ? 0 : verifier.cache.stats.misses
     let result: MacIdentity | PromiseLike<MacIdentity>
     try {
-      result = verifier.verify({ method: request.method, host, url: request.url, authorization: request.headers.authorization, quota })
+      const { path, query } = pathAndQuery(request)
+      result = verifier.verify({ method: request.method, host, path, query, authorization: request.headers.authorization, quota })
     } catch (error) {
       if (watch !== undefined) watch.tokenCache = cacheAnswer(verifier, hits, misses, error)
       return refuseThrown(request, reply, done, error, counts, quota, watch)

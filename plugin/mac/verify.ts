@@ -14,8 +14,10 @@ export interface MacRequest {
   method: string
   /** The authority as sent: the Host header, or `:authority` on HTTP/2 (http/authority.ts). */
   host: string
-  /** The request target as sent: path and query. */
-  url: string
+  /** The request target's path as sent. */
+  path: string
+  /** Its query as sent, without the `?`. */
+  query: string
   authorization: string | undefined
   /** On a route with a quota: counted with the nonce (quota.ts), and filled in for the answer's fields. */
   quota?: QuotaReading
@@ -113,12 +115,9 @@ export class MacVerifier {
     return this.#check(request, header, found, now)
   }
 
-  #check ({ method, host, url, quota }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | PromiseLike<MacIdentity> {
+  #check ({ method, host, path, query: rawQuery, quota }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | PromiseLike<MacIdentity> {
     if (token === undefined) throw errors.invalidToken()
 
-    const queryStart = url.indexOf('?')
-    const path = queryStart === -1 ? url : url.slice(0, queryStart)
-    const rawQuery = queryStart === -1 ? '' : url.slice(queryStart + 1)
     if (!this.#macMatchesSomeQueryForm(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
 
     const drift = unixMinute(now) - header.minutes

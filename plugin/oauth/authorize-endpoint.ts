@@ -7,7 +7,8 @@ import { sendPage } from '../http/replies.ts'
 import { currentUser, type SignedInUser } from '../account/session.ts'
 import { NoRedirectError, readAuthorizationRequest, RedirectError, type AuthorizationRequest } from './authorize-request.ts'
 import { issueAuthorization } from './authorize-response.ts'
-import { queryOf, single, type Params } from '../http/params.ts'
+import { parseForm, single, type Params } from '../http/params.ts'
+import { pathAndQuery } from '../http/path-and-query.ts'
 import { withQuery } from './redirect-uri.ts'
 
 /**
@@ -64,7 +65,7 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateContex
   // No HEAD: it would run this handler and could issue a code nobody receives.
   fastify.get('/oauth2/authorize', { exposeHeadRoute: false }, async (request, reply) => {
     try {
-      const authz = await readAuthorizationRequest(config, queryOf(request.url))
+      const authz = await readAuthorizationRequest(config, parseForm(pathAndQuery(request).query))
       const user = await currentUser(config, request)
       if (user === undefined) return toSignIn(request, reply, 302)
       if (authz.skipConfirm) {
@@ -81,7 +82,7 @@ export function authorizeRoutes (fastify: FastifyInstance, config: MacgateContex
 
   fastify.post('/oauth2/authorize', { preHandler: fastify.csrfProtection }, async (request, reply) => {
     try {
-      const authz = await readAuthorizationRequest(config, queryOf(request.url))
+      const authz = await readAuthorizationRequest(config, parseForm(pathAndQuery(request).query))
       const user = await currentUser(config, request)
       if (user === undefined) return toSignIn(request, reply, 303)
       const decision = single((request.body ?? {}) as Params, 'decision')

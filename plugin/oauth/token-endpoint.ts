@@ -7,13 +7,14 @@ import { exchangeCode } from './grants/code.ts'
 import { refreshTokens } from './grants/refresh.ts'
 import type { TokenEndpointCors } from '../cors/token-endpoint.ts'
 import { TokenGrants } from './token-grants.ts'
-import { queryOf, single, type Params } from '../http/params.ts'
+import { parseForm, single, type Params } from '../http/params.ts'
+import { pathAndQuery } from '../http/path-and-query.ts'
 
 const GRANTS = new TokenGrants({ authorization_code: exchangeCode, refresh_token: refreshTokens })
 
 /** GET (the spec) takes the query; POST (RFC 6749) the form body, plus a query without overlap. */
 function paramsOf (request: FastifyRequest): Params {
-  const query = queryOf(request.url)
+  const query = parseForm(pathAndQuery(request).query)
   if (request.method === 'GET') return query
   const body = (request.body ?? {}) as Params
   const both = Object.keys(body).find((name) => name in query)

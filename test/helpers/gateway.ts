@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
-import { sampleRoutes, type GatewayConfig, type RouteRule } from '../../gateway/config.ts'
+import { sampleRoutes, type GatewayConfig, type RouteRule } from '../../gateway/config/gateway-config.ts'
 import { canonicalQuery, signingHost } from '../../plugin/mac/signature.ts'
 import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, type TestApp } from './app.ts'
 

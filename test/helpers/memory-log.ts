@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { buildGateway } from '../../gateway/server.ts'
+import { buildGateway } from '../../gateway/index.ts'
 import { MemoryStore } from '../../plugin/index.ts'
 
 /** A pino destination that keeps every line, parsed, for a test to read. */

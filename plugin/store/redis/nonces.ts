@@ -8,7 +8,7 @@ import type { NonceLog, NonceReports } from '../roles.ts'
 
 /** How the nonces reach Redis: the batch and stats scripts, and what a cluster's counters use. */
 export interface NonceRedis {
-  macgateUseNonces: (...args: Array<number | Array<string | number>>) => Promise<unknown>
+  macgateUseNonces: (keyCount: number, keys: string[], sets: string, counters: string, plain: string, counted: string) => Promise<unknown>
   macgateNonceStats: (count: number, keys: string[]) => Promise<unknown>
   macgateCountQuotas: (count: number, keys: string[], args: number[]) => Promise<unknown>
   decr: (key: string) => Promise<unknown>
@@ -77,7 +77,7 @@ export class RedisNonces implements NonceLog, NonceReports {
   useNonce (use: NonceUse): Pending<boolean> {
     const answer = new Pending<boolean>()
     const batch = this.#batchOf(use)
-    batch.plainArgs.push(this.#setIndex(batch, use), use.key.readBigInt64LE(0).toString())
+    batch.plainText += `${this.#setIndex(batch, use)} ${use.key.readBigInt64LE(0)} `
     batch.plain.push(answer)
     this.#waiting(batch)
     return answer
@@ -99,9 +99,9 @@ export class RedisNonces implements NonceLog, NonceReports {
     if (counter === undefined) {
       counter = batch.keys.push(counterKey)
       batch.counters.set(counterKey, counter)
-      batch.counterArgs.push(counter, count.ttlSeconds, count.limit)
+      batch.counterText += `${counter} ${count.ttlSeconds} ${count.limit} `
     }
-    batch.countedArgs.push(this.#setIndex(batch, use), use.key.readBigInt64LE(0).toString(), counter)
+    batch.countedText += `${this.#setIndex(batch, use)} ${use.key.readBigInt64LE(0)} ${counter} `
     batch.counted.push(answer)
     this.#waiting(batch)
     return answer
@@ -150,7 +150,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     if (setIndex === undefined) {
       setIndex = batch.keys.push(this.#setKeyOf(setId))
       batch.sets.set(setId, setIndex)
-      batch.setArgs.push(setIndex, ttlSeconds)
+      batch.setText += `${setIndex} ${ttlSeconds} `
       batch.minutes.add(minute * 16 + slot)
     }
     return setIndex
@@ -216,8 +216,8 @@ export class RedisNonces implements NonceLog, NonceReports {
     const observer = this.#observer()
     const started = observer === undefined ? 0 : performance.now()
     const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length, batch.waiters)
-    // Arrays, not spread: ioredis flattens them, and a long turn would overflow a spread call.
-    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.length / 2, batch.counterArgs.length / 3, batch.plain.length, batch.setArgs, batch.counterArgs, batch.plainArgs, batch.countedArgs).then(
+    // The keys as an array, not spread: ioredis flattens it, and a long turn would overflow a spread call.
+    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setText, batch.counterText, batch.plainText, batch.countedText).then(
       (answers) => {
         told(false)
         batch.settle(answers as number[])
@@ -265,6 +265,7 @@ class CounterBatches {
 /**
  * One script call's worth: the keys it touches (1-based in the script), its sets' and counters'
  * arguments, its nonces' (plain ones, then those behind a counter), and each request's answer.
+ * The arguments are texts of integers, each a space after it (the script's layout, scripts.ts).
  */
 class Batch {
   readonly keys: string[] = []
@@ -273,15 +274,15 @@ class Batch {
   /** The (minute × 16 + tag) of its sets. */
   readonly minutes = new Set<number>()
   /** Per set: its key's index, its lifetime in seconds. */
-  readonly setArgs: number[] = []
+  setText = ''
   /** Quota counter key → its key's index. */
   readonly counters = new Map<string, number>()
   /** Per counter: its key's index, its lifetime in seconds, its limit. */
-  readonly counterArgs: number[] = []
+  counterText = ''
   /** Per plain nonce: its set's index, its keyed hash (a decimal integer). */
-  readonly plainArgs: Array<number | string> = []
+  plainText = ''
   /** Per nonce behind a counter: its set's index, its keyed hash, its counter's index. */
-  readonly countedArgs: Array<number | string> = []
+  countedText = ''
   readonly plain: Array<Pending<boolean>> = []
   readonly counted: Array<Pending<CountedUse>> = []
   /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */

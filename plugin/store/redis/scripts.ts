@@ -290,10 +290,11 @@ for _, member in ipairs(redis.call('SMEMBERS', sessions)) do redis.call('DEL', p
 redis.call('DEL', sessions)`
   },
   // One event-loop turn's nonces (all of one slot on a cluster). KEYS: the nonce sets (of 64-bit keyed
-  // hashes, by tag, minute and a further byte) and the quota counters. ARGV: the set count b, the
-  // counter count c, the plain nonce count p; per set, its key's index and lifetime (s); per counter,
-  // its key's index, lifetime and limit; per plain nonce, its set's index and keyed hash; then per
-  // nonce behind a counter, its set's index, keyed hash and counter's index. Returns per plain nonce
+  // hashes, by tag, minute and a further byte) and the quota counters. ARGV: four texts of
+  // space-separated integers, one argument each however many nonces the turn has (a few arguments
+  // cost the client less to write than several per nonce): per set, its key's index and lifetime
+  // (s); per counter, its key's index, lifetime and limit; per plain nonce, its set's index and
+  // keyed hash; per nonce behind a counter, its set's index, keyed hash and counter's index. Returns per plain nonce
   // 1 (first use) or 0 (replay), then per counted nonce {1, 0 or -1 over its quota (not recorded),
   // the counter's value}: the counter is checked first and counts first uses only. A counter is read
   // once per call and counted in the script (the call is atomic), then written once (INCRBY): a
@@ -301,16 +302,13 @@ redis.call('DEL', sessions)`
   // (its minute's end of window), and moved only later (a verifier with a wider skew): not once per
   // nonce; a counter's is set when this call made it.
   macgateUseNonces: {
-    lua: `local b, c, p = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local sets, counters = 4, 4 + 2 * b
-local plain = counters + 3 * c
-local answers, value, counted, limit = {}, {}, {}, {}
-for i = plain, plain + 2 * p - 1, 2 do
-  answers[#answers + 1] = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+    lua: `local answers, value, counted, limit = {}, {}, {}, {}
+for set, member in string.gmatch(ARGV[3], '(%d+) (-?%d+)') do
+  answers[#answers + 1] = redis.call('SADD', KEYS[tonumber(set)], member)
 end
-for i = counters, plain - 1, 3 do limit[tonumber(ARGV[i])] = tonumber(ARGV[i + 2]) end
-for i = plain + 2 * p, #ARGV, 3 do
-  local counter = tonumber(ARGV[i + 2])
+for counter, most in string.gmatch(ARGV[2], '(%d+) %d+ (%d+)') do limit[tonumber(counter)] = tonumber(most) end
+for set, member, index in string.gmatch(ARGV[4], '(%d+) (-?%d+) (%d+)') do
+  local counter = tonumber(index)
   local used = value[counter]
   if used == nil then
     used = tonumber(redis.call('GET', KEYS[counter]) or '0')
@@ -318,7 +316,7 @@ for i = plain + 2 * p, #ARGV, 3 do
   end
   local added = -1
   if used < limit[counter] then
-    added = redis.call('SADD', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+    added = redis.call('SADD', KEYS[tonumber(set)], member)
     if added == 1 then
       used = used + 1
       counted[counter] = counted[counter] + 1
@@ -328,15 +326,15 @@ for i = plain + 2 * p, #ARGV, 3 do
   answers[#answers + 1] = added
   answers[#answers + 1] = used
 end
-for i = sets, counters - 1, 2 do
-  local set, wanted = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
+for index, lifetime in string.gmatch(ARGV[1], '(%d+) (%d+)') do
+  local set, wanted = KEYS[tonumber(index)], tonumber(lifetime)
   local left = redis.call('TTL', set)
   if left == -1 or left < wanted - 1 then redis.call('EXPIRE', set, wanted) end
 end
-for i = counters, plain - 1, 3 do
-  local counter = tonumber(ARGV[i])
+for index, lifetime in string.gmatch(ARGV[2], '(%d+) (%d+) %d+') do
+  local counter = tonumber(index)
   local added = counted[counter]
-  if added ~= nil and added > 0 and redis.call('INCRBY', KEYS[counter], added) == added then redis.call('EXPIRE', KEYS[counter], ARGV[i + 1]) end
+  if added ~= nil and added > 0 and redis.call('INCRBY', KEYS[counter], added) == added then redis.call('EXPIRE', KEYS[counter], lifetime) end
 end
 return answers`
   },
