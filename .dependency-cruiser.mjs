@@ -9,13 +9,16 @@
 
 /** plugin/ folders, bottom layer first; folders in one entry share a layer. */
 const LAYERS = [
-  ['core'],
+  ['http'],
   ['observe'],
+  ['access'],
   ['store'],
   ['config'],
-  ['mac'],
+  ['mac', 'cors'],
   ['client', 'account'],
-  ['oauth']
+  ['oauth'],
+  ['operator'],
+  ['developer']
 ]
 
 /** What package.json exports: the only plugin and gateway files the layers above may import. */

@@ -2,7 +2,7 @@
 // and implicit answers, default scopes, PKCE, and several registered redirect URIs.
 import { createHash, randomBytes } from 'node:crypto'
 import t from 'tap'
-import { escapeHtml } from '../plugin/core/html.ts'
+import { escapeHtml } from '../plugin/http/html.ts'
 import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 
 const CODE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22,}$/ // ≥ 128 random bits after the grant id

@@ -38,29 +38,31 @@ async function cruise (cwd: string): Promise<{ code: number, cruised: number, er
 /** Files planted in a copy of the tree: targets to import, then importers that break (or keep) the rules. */
 const PLANTED: Record<string, string> = {
   'plugin/planted.ts': 'export const x = 1\n',
-  'plugin/core/planted.ts': 'export const x = 1\n',
+  'plugin/http/planted.ts': 'export const x = 1\n',
   'plugin/observe/planted.ts': 'export const x = 1\n',
   'plugin/store/planted.ts': 'export const x = 1\n',
   'plugin/mac/planted.ts': 'export const x = 1\n',
   'plugin/client/planted.ts': 'export const x = 1\n',
   'plugin/account/planted.ts': 'export const x = 1\n',
   'plugin/oauth/planted.ts': 'export const x = 1\nexport type T = number\n',
+  'plugin/developer/planted.ts': 'export const x = 1\n',
   'gateway/planted.ts': 'export const x = 1\n',
   'bench/planted.ts': 'export const x = 1\n',
 
   'plugin/store/climbs.ts': "import { x } from '../oauth/planted.js'\nexport const y = x\n",
-  'plugin/core/climbs.ts': "import { x } from '../planted.js'\nexport const y = x\n",
-  'plugin/core/into-observe.ts': "export { x } from '../observe/planted.js'\n",
+  'plugin/http/climbs.ts': "import { x } from '../planted.js'\nexport const y = x\n",
+  'plugin/http/into-observe.ts': "export { x } from '../observe/planted.js'\n",
   'plugin/observe/climbs.ts': "export { x } from '../store/planted.js'\n",
   'plugin/mac/multi-line.ts': "import {\n  x,\n  type T\n} from '../oauth/planted.js'\nexport const y: T = x\n",
   'plugin/store/type-only.ts': "import type { T } from '../oauth/planted.js'\nexport const y: T = 1\n",
   'plugin/store/dynamic.ts': "export const m = await import('../mac/planted.js')\n",
   'plugin/store/side-effect.ts': "import '../oauth/planted.js'\nexport * from '../account/planted.js'\n",
+  'plugin/operator/climbs.ts': "export { x } from '../developer/planted.js'\n",
   'plugin/client/apart.ts': "export { x } from '../account/planted.js'\n",
   'plugin/account/apart.ts': "export { x } from '../client/planted.js'\n",
   'plugin/up-to-gateway.ts': "export { x } from '../gateway/planted.js'\n",
-  'plugin/misc/util.ts': "export { x } from '../core/planted.js'\n",
-  'plugin/core/into-misc.ts': "export { x } from '../misc/util.js'\n",
+  'plugin/misc/util.ts': "export { x } from '../http/planted.js'\n",
+  'plugin/http/into-misc.ts': "export { x } from '../misc/util.js'\n",
   'gateway/internals.ts': "export { x } from '../plugin/mac/planted.js'\n",
   'gateway/up-to-bench.ts': "export { x } from '../bench/planted.js'\n",
   'bench/internals.ts': "export { x } from '../gateway/planted.js'\n",
@@ -91,7 +93,7 @@ const PLANTED: Record<string, string> = {
   'bench/entries.ts': "export * from '../gateway/index.ts'\n",
   'gateway/operator/down.ts': "export { x } from '../open-api/planted.js'\nexport { drainAndClose } from '../edge/drain.js'\n",
   'gateway/commands/down.ts': "export { x } from '../assembly/planted.js'\nexport { x as y } from '../site/planted.js'\n",
-  'plugin/core/text.ts': "export const page = `<script> import x from '../oauth/planted.js' </script>`\n// import y from '../oauth/planted.js'\n"
+  'plugin/http/text.ts': "export const page = `<script> import x from '../oauth/planted.js' </script>`\n// import y from '../oauth/planted.js'\n"
 }
 
 /**
@@ -117,7 +119,7 @@ t.test('no source file imports a layer above it', async (t) => {
   t.ok(cruised >= 30 + Object.keys(PLANTED).length, `cruised ${cruised} modules under ${SOURCE_DIRS.join(', ')}`)
   t.same(violations.filter((line) => !(line.split(' -> ')[0]! in PLANTED)), [], [
     'an import climbs a layer (order in .dependency-cruiser.mjs):',
-    'move the shared code down into the lower layer (plugin/core/ for leaf helpers),',
+    'move the shared code down into the lower layer (plugin/http/ for the leaves),',
     'or from gateway/bench import only plugin/index.ts, plugin/client/index.ts or gateway/index.ts'
   ].join(' '))
 })
@@ -140,12 +142,13 @@ t.test('planted upward imports fail the check, one violation each', async (t) =>
     'gateway/up-to-bench.ts -> bench/planted.ts (gateway-imports-bench)',
     'plugin/account/apart.ts -> plugin/client/planted.ts (account-imports-sibling)',
     'plugin/client/apart.ts -> plugin/account/planted.ts (client-imports-sibling)',
-    'plugin/core/climbs.ts -> plugin/planted.ts (core-imports-up)',
-    'plugin/core/into-misc.ts -> plugin/misc/util.ts (folder-without-layer)',
-    'plugin/core/into-observe.ts -> plugin/observe/planted.ts (core-imports-up)',
-    'plugin/mac/multi-line.ts -> plugin/oauth/planted.ts (mac-imports-up)',
-    'plugin/misc/util.ts -> plugin/core/planted.ts (folder-without-layer-imports)',
+    'plugin/http/climbs.ts -> plugin/planted.ts (http-imports-up)',
+    'plugin/http/into-misc.ts -> plugin/misc/util.ts (folder-without-layer)',
+    'plugin/http/into-observe.ts -> plugin/observe/planted.ts (http-imports-up)',
+    'plugin/mac/multi-line.ts -> plugin/oauth/planted.ts (mac-cors-imports-up)',
+    'plugin/misc/util.ts -> plugin/http/planted.ts (folder-without-layer-imports)',
     'plugin/observe/climbs.ts -> plugin/store/planted.ts (observe-imports-up)',
+    'plugin/operator/climbs.ts -> plugin/developer/planted.ts (operator-imports-up)',
     'plugin/store/climbs.ts -> plugin/oauth/planted.ts (store-imports-up)',
     'plugin/store/dynamic.ts -> plugin/mac/planted.ts (store-imports-up)',
     'plugin/store/side-effect.ts -> plugin/account/planted.ts (store-imports-up)',
@@ -153,6 +156,6 @@ t.test('planted upward imports fail the check, one violation each', async (t) =>
     'plugin/store/type-only.ts -> plugin/oauth/planted.ts (store-imports-up)',
     'plugin/up-to-gateway.ts -> gateway/planted.ts (plugin-imports-app)'
   ], 'each planted climb, and nothing else')
-  t.equal(errors, 28, 'every violation is an error')
-  t.equal(code, 28, 'the check fails, its exit code the number of errors')
+  t.equal(errors, 29, 'every violation is an error')
+  t.equal(code, 29, 'the check fails, its exit code the number of errors')
 })

@@ -1,7 +1,7 @@
 // Pending: how the Redis nonce batch answers each request without a promise. It must behave as a
 // promise does for everything the verifier and the hook rely on, and never lose a failure.
 import t from 'tap'
-import { isThenable, Pending } from '../plugin/core/pending.ts'
+import { isThenable, Pending } from '../plugin/store/pending.ts'
 
 t.test('callbacks run when it settles, in the settler\'s turn; a late then runs at once', async (t) => {
   const pending = new Pending<number>()

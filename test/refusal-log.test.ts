@@ -3,7 +3,7 @@
 import { mock } from 'node:test'
 import t from 'tap'
 import { REFUSAL_LINES_PER_SECOND } from '../gateway/operator/access-log.ts'
-import { mintToken, newGrantId } from '../plugin/core/credentials.ts'
+import { mintToken, newGrantId } from '../plugin/access/credentials.ts'
 import { awayFromMinuteEdge, liveToken, signedInject } from './helpers/gateway.ts'
 import { loggedGateway } from './helpers/memory-log.ts'
 

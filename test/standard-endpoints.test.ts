@@ -3,7 +3,7 @@
 // parameters and plain JSON, nothing Xiaomi-specific.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { mintToken, newGrantId } from '../plugin/core/credentials.ts'
+import { mintToken, newGrantId } from '../plugin/access/credentials.ts'
 import { addClient, buildTestApp } from './helpers/app.ts'
 import { issueTokens, liveGateway, pollUntilRefused, signedGet } from './helpers/live.ts'
 import { startRedis } from './helpers/redis.ts'

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { Cluster } from 'ioredis'
 import { RedisStore } from '../plugin/store/redis/redis-store.ts'
-import { newGrantId } from '../plugin/core/credentials.ts'
+import { newGrantId } from '../plugin/access/credentials.ts'
 import { startRedisCluster } from './helpers/redis-cluster.ts'
 import { Heard, issue, newClient, nonceUse, storeSuite } from './helpers/store-suite.ts'
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { RedisStore } from '../plugin/store/redis/redis-store.ts'
-import { errors } from '../plugin/core/errors.ts'
+import { errors } from '../plugin/http/errors.ts'
 import { startRedis } from './helpers/redis.ts'
 import { Heard, issue, newClient, newCode, newUser, nonceUse, storeSuite } from './helpers/store-suite.ts'
 

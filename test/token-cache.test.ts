@@ -5,9 +5,9 @@
 // methods the cache takes whose reads settle when the test says, for the races.
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { errors } from '../plugin/core/errors.ts'
-import { Pending } from '../plugin/core/pending.ts'
-import { hashSecret, mintMacKey, mintToken, newGrantId, randomBase64Url, sealMacKey } from '../plugin/core/credentials.ts'
+import { errors } from '../plugin/http/errors.ts'
+import { Pending } from '../plugin/store/pending.ts'
+import { hashSecret, mintMacKey, mintToken, newGrantId, randomBase64Url, sealMacKey } from '../plugin/access/credentials.ts'
 import { TokenCache } from '../plugin/mac/token-cache.ts'
 import { RedisStore } from '../plugin/index.ts'
 import type { AccessTokenRecord, RevocationListener, TokenLookup } from '../plugin/store/store.ts'

@@ -1,7 +1,7 @@
 // grant_type=refresh_token (contract section 4): one rotation per refresh token, reuse detection
 // revoking the whole grant, narrowing (never widening) the scope.
 import t, { type Test } from 'tap'
-import { hashSecret } from '../plugin/core/credentials.ts'
+import { hashSecret } from '../plugin/access/credentials.ts'
 import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI } from './helpers/app.ts'
 import { assertTokenError, assertTokenSet, basicAuth, codeParams, grantOf, refreshParams, type TokenSetBody } from './helpers/token-checks.ts'
 

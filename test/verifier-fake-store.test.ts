@@ -4,8 +4,8 @@
 // for: a part of macgate can be tested, and a store adapter written, against the few methods it uses.
 import t from 'tap'
 import { signRequest } from '../plugin/client/index.ts'
-import { errors } from '../plugin/core/errors.ts'
-import { hashSecret, mintMacKey, mintToken, newGrantId, sealMacKey } from '../plugin/core/credentials.ts'
+import { errors } from '../plugin/http/errors.ts'
+import { hashSecret, mintMacKey, mintToken, newGrantId, sealMacKey } from '../plugin/access/credentials.ts'
 import { QuotaReading, Quotas } from '../plugin/mac/quota.ts'
 import { DENIALS, MacVerifier, type VerifierStore } from '../plugin/mac/verify.ts'
 import type { AccessTokenRecord, ClientReader, ClientRecord, CountedUse, NonceLog, NonceUse, QuotaCount } from '../plugin/store/store.ts'

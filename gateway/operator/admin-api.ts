@@ -88,7 +88,7 @@ function clientView ({ secretHash: _secret, previousSecretHash: _previous, ...cl
 
 /**
  * The admin API (JSON, under `/admin`), on the admin listener only. Every action is the same
- * function the CLI calls (the plugin's admin.ts), so both refuse and record alike: an unknown
+ * function the CLI calls (the plugin's operator/), so both refuse and record alike: an unknown
  * record is a 404, a refused registration a 400 naming the field, a store outage a 503.
  */
 export async function adminApi (app: FastifyInstance, { store, registry, events, clock = Date.now }: AdminApiOptions): Promise<void> {

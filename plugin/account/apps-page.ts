@@ -1,4 +1,4 @@
-import { escapeHtml, layout } from '../core/html.ts'
+import { escapeHtml, layout } from '../http/html.ts'
 
 export interface AuthorizedApp {
   clientId: string

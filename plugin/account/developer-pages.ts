@@ -1,7 +1,7 @@
 // The developer console's pages (`/oauth2/developer`): a developer's own apps, the form to register
 // or edit one, the secret shown once, and the confirmation before a deletion. Plain forms with
-// stable field names, in the one layout of core/html.ts; every form carries the CSRF token.
-import { escapeHtml, layout } from '../core/html.ts'
+// stable field names, in the one layout of http/html.ts; every form carries the CSRF token.
+import { escapeHtml, layout } from '../http/html.ts'
 
 export const CONSOLE_PAGE = '/oauth2/developer'
 

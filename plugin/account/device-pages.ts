@@ -1,6 +1,6 @@
 // The verification page's steps (RFC 8628 §3.3): enter the code, confirm the device's access, done.
-// Plain forms with stable field names (`user_code`, `decision`), in the one layout of core/html.ts.
-import { escapeHtml, layout } from '../core/html.ts'
+// Plain forms with stable field names (`user_code`, `decision`), in the one layout of http/html.ts.
+import { escapeHtml, layout } from '../http/html.ts'
 
 /** Where every step posts: the page itself. */
 const ACTION = '/oauth2/device'

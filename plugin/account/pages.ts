@@ -1,6 +1,6 @@
 // The account host's own pages: sign-in, consent, signed in. Plain forms with stable field names
-// (`username`, `password`, `decision`), in the one layout of core/html.ts.
-import { escapeHtml, layout } from '../core/html.ts'
+// (`username`, `password`, `decision`), in the one layout of http/html.ts.
+import { escapeHtml, layout } from '../http/html.ts'
 
 function hidden (name: string, value: string): string {
   return `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`

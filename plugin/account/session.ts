@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { hashSecret, randomBase64Url } from '../core/credentials.ts'
+import { hashSecret, randomBase64Url } from '../access/credentials.ts'
 import fastifyCsrf from '@fastify/csrf-protection'
 import fastifySecureSession from '@fastify/secure-session'
 import type { FastifyInstance, FastifyRequest } from 'fastify'

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { Registry } from 'prom-client'
-import { defaults, MAX_CODE_TTL, MAX_SIGNED_HOSTS } from '../core/defaults.ts'
-import { compileValidator, SchemaError } from '../core/schema.ts'
+import { defaults, MAX_CODE_TTL, MAX_SIGNED_HOSTS } from './defaults.ts'
+import { compileValidator, SchemaError } from './schema.ts'
 import { AuditEvents } from '../observe/events.ts'
 import { Metrics } from '../observe/metrics.ts'
-import { defaultScopes, ScopeRegistry, type ScopeDefinition } from '../core/scope.ts'
-import { GRANT_TYPES, normalGrantTypes, type GrantType } from '../core/grant-types.ts'
+import { defaultScopes, ScopeRegistry, type ScopeDefinition } from '../access/scope.ts'
+import { GRANT_TYPES, normalGrantTypes, type GrantType } from '../access/grant-types.ts'
 import type { Store } from '../store/store.ts'
 
 /** The plugin's settings: everything but the store and the secret, as a JSON config file holds them. */

@@ -1,4 +1,4 @@
-import { errors, type OAuthError } from '../core/errors.ts'
+import { errors, type OAuthError } from '../http/errors.ts'
 
 /** The parts of `Authorization: MAC access_token="T", nonce="R:M", mac="X"`, percent-decoded. */
 export interface MacHeader {

@@ -1,4 +1,4 @@
-import type { OAuthError } from '../core/errors.ts'
+import type { OAuthError } from '../http/errors.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
 import { DENIALS } from './verify.ts'
 

@@ -1,4 +1,4 @@
-import { errors, type OAuthError } from '../core/errors.ts'
+import { errors, type OAuthError } from '../http/errors.ts'
 import type { ClientReader, CountedUse, NonceLog, NonceUse } from '../store/store.ts'
 import { ClientLimits } from './client-limits.ts'
 

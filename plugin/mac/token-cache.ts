@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { grantIdOf, hashSecret, openMacKey } from '../core/credentials.ts'
-import { Pending } from '../core/pending.ts'
+import { grantIdOf, hashSecret, openMacKey } from '../access/credentials.ts'
+import { Pending } from '../store/pending.ts'
 import type { AccessTokenRecord, TokenLookup } from '../store/store.ts'
 import { signingKeyOf } from './signature.ts'
 
@@ -66,7 +66,7 @@ interface Reading {
 /**
  * The hot in-process LRU in front of the store's token reads, keyed by the token itself: a hit
  * costs one map lookup, no hashing. Concurrent misses for one token share one store read (a map of
- * reads in flight, each a `Pending`: a miss makes no promise of its own, core/pending.ts); an entry
+ * reads in flight, each a `Pending`: a miss makes no promise of its own, store/pending.ts); an entry
  * never outlives its token; a revocation published by any instance (by token hash) drops the entry
  * at once, and a read it overtook is not cached but made again.
  */

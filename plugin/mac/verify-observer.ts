@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { OAuthError } from '../core/errors.ts'
+import type { OAuthError } from '../http/errors.ts'
 import type { MacIdentity } from './token-cache.ts'
 
 /** How the token cache answered a request's lookup: a live entry, a store read, or a remembered unknown token. */

@@ -1,5 +1,5 @@
-import { errors, type ErrorOptions, type OAuthError } from '../core/errors.ts'
-import { isThenable } from '../core/pending.ts'
+import { errors, type ErrorOptions, type OAuthError } from '../http/errors.ts'
+import { isThenable } from '../store/pending.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
 import { NonceKeys } from '../store/nonce-key.ts'
 import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
@@ -12,7 +12,7 @@ export type { MacIdentity } from './token-cache.ts'
 
 export interface MacRequest {
   method: string
-  /** The authority as sent: the Host header, or `:authority` on HTTP/2 (core/authority.ts). */
+  /** The authority as sent: the Host header, or `:authority` on HTTP/2 (http/authority.ts). */
   host: string
   /** The request target's path as sent. */
   path: string
@@ -133,7 +133,7 @@ export class MacVerifier {
       if (isThenable<CountedUse>(counted)) return counted.then((answer) => identityUnlessOverQuota(quotas, answer, token, quota))
       return identityUnlessOverQuota(quotas, counted, token, quota)
     }
-    // The Redis store's answer is a `Pending`: chained without a promise (core/pending.ts).
+    // The Redis store's answer is a `Pending`: chained without a promise (store/pending.ts).
     const fresh = this.#store.useNonce(use)
     if (typeof fresh !== 'boolean') return fresh.then((first) => identityUnlessReplayed(first, token))
     return identityUnlessReplayed(fresh, token)

@@ -1,10 +1,10 @@
-import { errors, type OAuthError } from '../core/errors.ts'
+import { errors, type OAuthError } from '../http/errors.ts'
 import type { MacgateContext } from '../config/options.ts'
 import type { ClientRecord } from '../store/store.ts'
-import { single, type Params } from '../core/params.ts'
+import { single, type Params } from '../http/params.ts'
 import { matchRedirectUri } from './redirect-uri.ts'
-import { parseScope } from '../core/scope.ts'
-import { isClientId } from '../core/credentials.ts'
+import { parseScope } from '../access/scope.ts'
+import { isClientId } from '../access/credentials.ts'
 
 export interface AuthorizationRequest {
   client: ClientRecord

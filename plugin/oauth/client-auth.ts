@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify'
-import { errors } from '../core/errors.ts'
+import { errors } from '../http/errors.ts'
 import type { MacgateContext } from '../config/options.ts'
 import type { ClientRecord } from '../store/store.ts'
-import { single, type Params } from '../core/params.ts'
+import { single, type Params } from '../http/params.ts'
 import { ClientAuthThrottle } from './client-auth-throttle.ts'
-import { isClientId, secretMatches } from '../core/credentials.ts'
+import { isClientId, secretMatches } from '../access/credentials.ts'
 
 interface Credentials {
   clientId: string

@@ -1,7 +1,7 @@
 import type { MacgateContext } from '../config/options.ts'
 import type { AccessTokenRecord, RefreshTokenRecord, TokenRecords } from '../store/store.ts'
-import { formatScope } from '../core/scope.ts'
-import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from '../core/credentials.ts'
+import { formatScope } from '../access/scope.ts'
+import { deriveOpenId, hashSecret, mintMacKey, mintToken, sealMacKey } from '../access/credentials.ts'
 
 export interface Grantee {
   grantId: string

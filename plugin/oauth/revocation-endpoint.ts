@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
-import { single } from '../core/params.ts'
+import { single } from '../http/params.ts'
 import { sendStandardJson } from './standard-replies.ts'
 import { findToken, readTokenRequest } from './token-lookup.ts'
-import { servedClient, type TokenEndpointCors } from './token-cors.ts'
+import { servedClient, type TokenEndpointCors } from '../cors/token-endpoint.ts'
 
 /**
  * RFC 7009 revocation, in this order: the client authenticates (as at the token endpoint, a

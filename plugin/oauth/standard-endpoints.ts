@@ -1,12 +1,12 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
-import { errors, toOAuthError } from '../core/errors.ts'
+import { errors, toOAuthError } from '../http/errors.ts'
 import { introspectionRoute } from './introspection-endpoint.ts'
 import { deviceAuthorizationRoute } from './device/authorization-endpoint.ts'
 import { metadataRoute } from './metadata-endpoint.ts'
 import { revocationRoute } from './revocation-endpoint.ts'
 import { sendStandardError } from './standard-replies.ts'
-import type { TokenEndpointCors } from './token-cors.ts'
+import type { TokenEndpointCors } from '../cors/token-endpoint.ts'
 
 /** The RFC endpoints beside the Xiaomi ones (contract §10), with their own error form. */
 export function standardRoutes (fastify: FastifyInstance, config: MacgateContext, cors: TokenEndpointCors): void {

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { OAuthError } from '../core/errors.ts'
+import type { OAuthError } from '../http/errors.ts'
 
 // The RFC endpoints (contract §10) answer plain JSON with RFC 6749's string codes (§5.2), not the
 // Xiaomi integers: the same error kinds, named as a generic client expects them. A kind not listed

@@ -1,16 +1,16 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
-import { errors, toOAuthError } from '../core/errors.ts'
-import { required, single, type Params } from '../core/params.ts'
+import { errors, toOAuthError } from '../http/errors.ts'
+import { required, type Params } from '../http/params.ts'
 import type { ClientRecord } from '../store/store.ts'
 import { authenticateClient } from './client-auth.ts'
 import { exchangeCode } from './grants/code.ts'
 import { redeemDeviceCode } from './grants/device-code.ts'
-import { DEVICE_CODE_GRANT } from '../core/grant-types.ts'
+import { DEVICE_CODE_GRANT } from '../access/grant-types.ts'
 import { refreshTokens } from './grants/refresh.ts'
-import { checkGrantAllowed } from './grants/allowed-grant.ts'
 import { sendStandardError, sendStandardJson } from './standard-replies.ts'
-import { servedClient, type TokenEndpointCors } from './token-cors.ts'
+import type { TokenEndpointCors } from '../cors/token-endpoint.ts'
+import { TokenGrants } from './token-grants.ts'
 
 /** Where RFC 6749 clients redeem codes and refresh tokens; the metadata's `token_endpoint`. */
 export const STANDARD_TOKEN_PATH = '/oauth2/rfc/token'
@@ -23,7 +23,7 @@ export const STANDARD_TOKEN_AUTH_METHODS = ['client_secret_basic', 'client_secre
  * redirect_uri is required (§4.1.3: the authorization request always carries one here) and a
  * missing one is a malformed request, not a mismatch; a refresh carries none (§6).
  */
-const GRANTS = {
+const GRANTS = new TokenGrants({
   authorization_code: async (config: MacgateContext, client: ClientRecord, params: Params) => {
     required(params, 'redirect_uri')
     return await exchangeCode(config, client, params)
@@ -31,10 +31,7 @@ const GRANTS = {
   refresh_token: async (config: MacgateContext, client: ClientRecord, params: Params) => await refreshTokens(config, client, params, { redirectUri: false }),
   // RFC 8628: a device's poll; no PKCE (contract §12), and no Xiaomi-dialect form (96006 there).
   [DEVICE_CODE_GRANT]: redeemDeviceCode
-}
-
-/** The grant type each request asked for, as a metric label: one of ours, else `other` (never the client's text). */
-const grantLabels = new WeakMap<FastifyRequest, string>()
+})
 
 /**
  * The client, by `client_secret_basic` or `client_secret_post` (RFC 6749 §2.3.1) with the failure
@@ -59,23 +56,15 @@ export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateCo
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'standard token endpoint failed')
-    config.metrics.tokenRequests.labels(grantLabels.get(request) ?? 'none', failure.kind).inc()
+    config.metrics.tokenRequests.labels(GRANTS.labelOf(request), failure.kind).inc()
     return await sendStandardError(reply, failure)
   })
 
   fastify.post(STANDARD_TOKEN_PATH, { ...corsHooks }, async (request, reply) => {
     const params = (request.body ?? {}) as Params
-    const grantType = single(params, 'grant_type')
-    if (grantType === undefined || grantType === '') throw errors.invalidRequest('grant_type is missing')
-    const known = Object.hasOwn(GRANTS, grantType)
-    grantLabels.set(request, known ? grantType : 'other')
-    if (!known) throw errors.unsupportedGrantType()
+    const grantType = GRANTS.grantTypeOf(request, params)
     const client = await authenticate(config, request, params)
-    servedClient(request, client)
-    checkGrantAllowed(client, grantType)
-    const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
-    config.metrics.tokenRequests.labels(grantType, 'issued').inc()
-    return await sendStandardJson(reply, body)
+    return await sendStandardJson(reply, await GRANTS.issue(config, request, client, grantType, params))
   })
 
   fastify.route({

@@ -1,19 +1,16 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { errors, toOAuthError } from '../core/errors.ts'
-import { sendTokenBody, sendTokenError } from '../core/replies.ts'
+import { errors, toOAuthError } from '../http/errors.ts'
+import { sendTokenBody, sendTokenError } from '../http/replies.ts'
 import type { MacgateContext } from '../config/options.ts'
 import { authenticateClient, usesBasicAuth } from './client-auth.ts'
 import { exchangeCode } from './grants/code.ts'
 import { refreshTokens } from './grants/refresh.ts'
-import { checkGrantAllowed } from './grants/allowed-grant.ts'
-import { servedClient, type TokenEndpointCors } from './token-cors.ts'
-import { parseForm, single, type Params } from '../core/params.ts'
-import { pathAndQuery } from '../core/path-and-query.ts'
+import type { TokenEndpointCors } from '../cors/token-endpoint.ts'
+import { TokenGrants } from './token-grants.ts'
+import { parseForm, single, type Params } from '../http/params.ts'
+import { pathAndQuery } from '../http/path-and-query.ts'
 
-const GRANTS = { authorization_code: exchangeCode, refresh_token: refreshTokens }
-
-/** The grant type each request asked for, as a metric label: one of ours, else `other` (never the client's text). */
-const grantLabels = new WeakMap<FastifyRequest, string>()
+const GRANTS = new TokenGrants({ authorization_code: exchangeCode, refresh_token: refreshTokens })
 
 /** GET (the spec) takes the query; POST (RFC 6749) the form body, plus a query without overlap. */
 function paramsOf (request: FastifyRequest): Params {
@@ -31,7 +28,7 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateContext, c
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const failure = toOAuthError(error)
     if (errors.internal.is(failure)) request.log.error({ err: error }, 'token endpoint failed')
-    config.metrics.tokenRequests.labels(grantLabels.get(request) ?? 'none', failure.kind).inc()
+    config.metrics.tokenRequests.labels(GRANTS.labelOf(request), failure.kind).inc()
     const status = config.tokenErrorStatus ?? failure.statusCode
     if (status === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
     return await sendTokenError(reply, failure, status)
@@ -45,21 +42,13 @@ export function tokenRoutes (fastify: FastifyInstance, config: MacgateContext, c
     ...corsHooks,
     handler: async (request, reply) => {
       const params = paramsOf(request)
-      const grantType = single(params, 'grant_type')
-      if (grantType === undefined || grantType === '') throw errors.invalidRequest('grant_type is missing')
-      const known = Object.hasOwn(GRANTS, grantType)
-      grantLabels.set(request, known ? grantType : 'other')
-      if (!known) throw errors.unsupportedGrantType()
+      const grantType = GRANTS.grantTypeOf(request, params)
       const tokenType = single(params, 'token_type')
       if (tokenType !== undefined && tokenType !== 'mac') throw errors.invalidRequest('token_type must be mac')
       const client = await authenticateClient(config, request, params)
       // The GET form is the spec's, for its confidential SDKs: a browser app posts (RFC 6749 §3.2).
       if (client.public === true && request.method !== 'POST') throw errors.invalidRequest('a public client uses POST')
-      servedClient(request, client)
-      checkGrantAllowed(client, grantType)
-      const body = await GRANTS[grantType as keyof typeof GRANTS](config, client, params)
-      config.metrics.tokenRequests.labels(grantType, 'issued').inc()
-      return await sendTokenBody(reply, body)
+      return await sendTokenBody(reply, await GRANTS.issue(config, request, client, grantType, params))
     }
   })
 

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
-import { grantIdOf, hashSecret } from '../core/credentials.ts'
-import { errors } from '../core/errors.ts'
-import { single, type Params } from '../core/params.ts'
+import { grantIdOf, hashSecret } from '../access/credentials.ts'
+import { errors } from '../http/errors.ts'
+import { single, type Params } from '../http/params.ts'
 import type { AccessTokenRecord, ClientRecord, RefreshTokenRecord } from '../store/store.ts'
 import { authenticateClient, type ClientAuthOptions } from './client-auth.ts'
 

@@ -14,8 +14,8 @@ export const NONCE_KEY_BYTES = 8
 export interface NonceUse {
   /**
    * The keyed hash of (token hash, nonce), whole (32 bytes, no copy): the first `NONCE_KEY_BYTES`
-   * are what is compared; the Redis store picks a nonce's set by the next byte and its slot tag by
-   * the one after.
+   * are what is kept and compared. Two bytes past them spread the Redis store's sets: the first
+   * picks a nonce's set among its tag's 256, the low four bits of the second its slot tag (16).
    */
   key: Buffer
   /** The nonce's minute (its `M`): the bucket it is kept in. */

@@ -10,7 +10,7 @@
  * family live in one Redis Cluster hash slot and can be revoked by one atomic script.
  */
 
-import { grantTypesOfResponseTypes, type GrantType, type ResponseType } from '../core/grant-types.ts'
+import { grantTypesOfResponseTypes, type GrantType, type ResponseType } from '../access/grant-types.ts'
 
 export interface ClientRecord {
   id: string
@@ -19,7 +19,7 @@ export interface ClientRecord {
   secretHash: string
   redirectUris: string[]
   scopes: string[]
-  /** What the authorization endpoint serves it: follows from `grantTypes` (core/grant-types.ts). */
+  /** What the authorization endpoint serves it: follows from `grantTypes` (access/grant-types.ts). */
   responseTypes: ResponseType[]
   /**
    * What the token endpoints serve it (RFC names). A record saved before clients had them reads
@@ -182,7 +182,7 @@ export interface AccessTokenRecord {
   scope: string[]
   /** The client's algorithm when it is not HmacSha1. */
   macAlgorithm?: 'HmacSha256'
-  /** mac_key, AES-256-GCM encrypted under a key derived from the token (see core/credentials.ts). */
+  /** mac_key, AES-256-GCM encrypted under a key derived from the token (see access/credentials.ts). */
   macKeySealed: string
   /** Unix milliseconds. */
   expiresAt: number

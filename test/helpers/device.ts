@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { registerClient } from '../../plugin/admin.ts'
-import { DEVICE_CODE_GRANT } from '../../plugin/core/grant-types.ts'
-import { ScopeRegistry } from '../../plugin/core/scope.ts'
+import { registerClient } from '../../plugin/operator/clients.ts'
+import { DEVICE_CODE_GRANT } from '../../plugin/access/grant-types.ts'
+import { ScopeRegistry } from '../../plugin/access/scope.ts'
 import type { Store } from '../../plugin/store/store.ts'
 import { InjectBrowser } from './app.ts'
 

@@ -3,7 +3,7 @@ import type { Test } from 'tap'
 import {
   deriveOpenId, hashSecret, mintCode, mintMacKey, mintToken, newClientId, newGrantId, openMacKey,
   randomBase64Url, sealMacKey
-} from '../../plugin/core/credentials.ts'
+} from '../../plugin/access/credentials.ts'
 import type { ClientRecord, CodeRecord, DeviceCodeRecord, NonceUse, Store, TokenRecords, UserRecord } from '../../plugin/store/store.ts'
 import { NonceKeys } from '../../plugin/store/nonce-key.ts'
 

@@ -2,7 +2,7 @@
 // error bodies of contract section 4, and a few request builders the generic helper lacks.
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { grantIdOf } from '../../plugin/core/credentials.ts'
+import { grantIdOf } from '../../plugin/access/credentials.ts'
 import { REDIRECT_URI, type TokenAnswer } from './app.ts'
 
 export const PREFIX = '&&&START&&&'

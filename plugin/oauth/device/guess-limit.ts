@@ -1,5 +1,5 @@
 import type { MacgateContext } from '../../config/options.ts'
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 
 const WINDOW_MS = 60_000
 

@@ -1,6 +1,6 @@
 import type { MacgateContext } from '../../config/options.ts'
 import { DEVICE_AUTHORIZATION_PATH } from './authorization-endpoint.ts'
-import { DEVICE_CODE_GRANT } from '../../core/grant-types.ts'
+import { DEVICE_CODE_GRANT } from '../../access/grant-types.ts'
 
 /**
  * What RFC 8414 metadata says of the device grant: its endpoint, only when the deployment has an

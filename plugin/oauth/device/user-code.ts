@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto'
-import { hashSecret } from '../../core/credentials.ts'
+import { hashSecret } from '../../access/credentials.ts'
 
 /**
  * RFC 8628 §6.1's alphabet: consonants only (no word can be spelled, no vowel to mistake) and no

@@ -1,4 +1,4 @@
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import type { ClientRecord } from '../../store/store.ts'
 
 /**

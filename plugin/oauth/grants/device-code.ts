@@ -1,8 +1,8 @@
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import type { MacgateContext } from '../../config/options.ts'
 import type { ClientRecord } from '../../store/store.ts'
-import { required, type Params } from '../../core/params.ts'
-import { grantIdOf, hashSecret } from '../../core/credentials.ts'
+import { required, type Params } from '../../http/params.ts'
+import { grantIdOf, hashSecret } from '../../access/credentials.ts'
 import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.ts'
 
 /** How much sooner than the interval a poll may come (network jitter) before it is too soon. */

@@ -1,7 +1,7 @@
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import type { MacgateContext } from '../../config/options.ts'
 import type { ClientRecord } from '../../store/store.ts'
-import { single, type Params } from '../../core/params.ts'
+import { single, type Params } from '../../http/params.ts'
 import { matchRedirectUri } from '../redirect-uri.ts'
 
 /** The registered URI the token request's redirect_uri matches, by the authorize rule (96010). */

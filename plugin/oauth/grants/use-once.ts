@@ -1,7 +1,7 @@
-import { errors, type OAuthErrorFactory } from '../../core/errors.ts'
+import { errors, type OAuthErrorFactory } from '../../http/errors.ts'
 import type { MacgateContext } from '../../config/options.ts'
 import type { ClientRecord } from '../../store/store.ts'
-import { grantIdOf, hashSecret } from '../../core/credentials.ts'
+import { grantIdOf, hashSecret } from '../../access/credentials.ts'
 
 interface Issued {
   clientId: string

@@ -49,9 +49,10 @@ export class MemoryStore extends ComposedStore implements Store {
     const devices = new MemoryDeviceCodes(clock, grants)
     const registrationTokens = new MemoryRegistrationTokens(clock)
     const consents = new MemoryConsents(clock)
-    super({ clients: new MemoryClients(grantIndex, grants, consents), accounts, consents, grantIndex, grants, devices, nonces, hits, registrationTokens })
+    super()
     this.#sweepers = [grants, devices, hits, nonces, accounts, grantIndex, registrationTokens]
     this.#sweeper = setInterval(() => { for (const part of this.#sweepers) part.sweep() }, sweepIntervalMs).unref()
+    this.compose({ clients: new MemoryClients(grantIndex, grants, consents), accounts, consents, grantIndex, grants, devices, nonces, hits, registrationTokens })
   }
 
   /** In this process: it answers whenever the process does. */

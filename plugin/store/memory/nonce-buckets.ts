@@ -2,8 +2,9 @@
  * The embedded store's record of used nonces. Millions are held at once (every nonce until its
  * minute leaves the window), so no object per nonce: each minute `M` has one bucket, a
  * set of open-addressing tables of 64-bit keyed hashes (`nonce-key.ts`) in Uint32Arrays, probed
- * linearly, each doubling past 3/4 full (so 8 bytes a nonce at 3/4, 21 at the 3/8 just after
- * doubling; about 14 on average, the tables doubling at different times). A bucket
+ * linearly, each doubling past 3/4 full. A place is 8 bytes (the whole key), so a nonce costs
+ * about 11 bytes in a table at 3/4, 21 in one at the 3/8 just after doubling, and about 14 on
+ * average (the tables doubling at different times). A bucket
  * is dropped whole once its minute has left the window: no per-nonce expiry and no scan.
  * It holds at most `capacity` nonces: when that many are live, the store fails the request with
  * 503 (a nonce it cannot record is a replay it cannot detect).

@@ -1,4 +1,4 @@
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import { ExpiringMap } from './expiring-map.ts'
 import { NonceBuckets } from './nonce-buckets.ts'
 import type { NonceUse } from '../nonce-key.ts'

@@ -1,4 +1,4 @@
-import { clientOrigins } from '../../core/origins.ts'
+import { clientOrigins } from '../../http/origins.ts'
 import { storedClient, withChanges } from '../records.ts'
 import type { ClientChanges, ClientRecord, OriginClient } from '../records.ts'
 import type { ClientStore } from '../roles.ts'

@@ -1,6 +1,6 @@
 import { Command, type Cluster, type Redis } from 'ioredis'
-import { errors } from '../../core/errors.ts'
-import { Pending } from '../../core/pending.ts'
+import { errors } from '../../http/errors.ts'
+import { Pending } from '../pending.ts'
 import type { RedisKeys } from './keys.ts'
 import type { ScriptName } from './scripts.ts'
 

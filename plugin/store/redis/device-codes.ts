@@ -44,10 +44,6 @@ export class RedisDeviceCodes implements DeviceCodeStore {
     this.#grants = grants
   }
 
-  #key (grantId: string, deviceCodeHash: string): string {
-    return `${this.#context.keys.grantPrefix(grantId)}dc:${deviceCodeHash}`
-  }
-
   async saveDeviceCode (deviceCodeHash: string, userCodeHash: string, record: DeviceCodeRecord): Promise<boolean> {
     const { redis, keys, answer, clock } = this.#context
     const ttl = secondsUntil(record.expiresAt, clock())
@@ -57,7 +53,7 @@ export class RedisDeviceCodes implements DeviceCodeStore {
     const { grantId, clientId, scope, expiresAt } = record
     // Kept as long again past its expiry: a late poll is told it expired, not that it is unknown.
     await answer('macgateSaveDeviceCode', redis.macgateSaveDeviceCode(
-      this.#key(grantId, deviceCodeHash), JSON.stringify({ grantId, clientId, scope, expiresAt }), clientId, expiresAt, record.interval, 2 * ttl
+      this.#context.keys.deviceCode(grantId, deviceCodeHash), JSON.stringify({ grantId, clientId, scope, expiresAt }), clientId, expiresAt, record.interval, 2 * ttl
     ))
     return true
   }
@@ -72,14 +68,14 @@ export class RedisDeviceCodes implements DeviceCodeStore {
 
   async getDeviceCode (deviceCodeHash: string, grantId: string): Promise<DeviceCodeRecord | undefined> {
     const { redis, answer } = this.#context
-    const fields = await answer('hgetall', redis.hgetall(this.#key(grantId, deviceCodeHash))) as Partial<DeviceFields>
+    const fields = await answer('hgetall', redis.hgetall(this.#context.keys.deviceCode(grantId, deviceCodeHash))) as Partial<DeviceFields>
     return fields.record === undefined ? undefined : recordOf(fields as DeviceFields)
   }
 
   async decideDeviceCode ({ grantId, deviceCodeHash }: UserCodeTarget, userCodeHash: string, { userId, approved }: { userId: string, approved: boolean }): Promise<DeviceDecisionResult> {
     const { redis, keys, answer, clock } = this.#context
     const result = await answer('macgateDecideDeviceCode', redis.macgateDecideDeviceCode(
-      this.#key(grantId, deviceCodeHash), clock(), approved ? 'approved' : 'denied', userId
+      this.#context.keys.deviceCode(grantId, deviceCodeHash), clock(), approved ? 'approved' : 'denied', userId
     )) as DeviceDecisionResult
     // The user code is in another slot: dropped after the decision, which the script alone guards.
     if (result === 'ok') await answer('del', redis.del(keys.userCode(userCodeHash)))
@@ -89,7 +85,7 @@ export class RedisDeviceCodes implements DeviceCodeStore {
   async pollDeviceCode (deviceCodeHash: string, grantId: string, clientId: string, toleranceMs: number): Promise<DevicePoll> {
     const { redis, answer, clock } = this.#context
     const [state, flat] = await answer('macgatePollDeviceCode', redis.macgatePollDeviceCode(
-      this.#key(grantId, deviceCodeHash), clock(), clientId, toleranceMs
+      this.#context.keys.deviceCode(grantId, deviceCodeHash), clock(), clientId, toleranceMs
     )) as [DevicePollState, string[]?]
     return flat === undefined ? { state } : { state, record: recordOf(pairs(flat)) }
   }
@@ -97,7 +93,7 @@ export class RedisDeviceCodes implements DeviceCodeStore {
   async redeemDeviceCode (deviceCodeHash: string, tokens: TokenRecords): Promise<DeviceRedeemResult> {
     const { redis, keys, answer } = this.#context
     return await answer('macgateRedeemDeviceCode', redis.macgateRedeemDeviceCode(
-      this.#key(tokens.grantId, deviceCodeHash), keys.grantMembers(tokens.grantId), this.#grants.tokenSet(tokens)
+      this.#context.keys.deviceCode(tokens.grantId, deviceCodeHash), keys.grantMembers(tokens.grantId), this.#grants.tokenSet(tokens)
     )) as DeviceRedeemResult
   }
 }

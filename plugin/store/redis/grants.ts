@@ -1,8 +1,9 @@
-import type { Pending } from '../../core/pending.ts'
+import type { Pending } from '../pending.ts'
 import { secondsUntil } from '../records.ts'
 import type { AccessTokenRecord, CodeRecord, RedeemResult, RefreshTokenRecord, RevocationListener, RotateResult, RotationGrace, TokenRecords } from '../records.ts'
 import type { CodeStore, TokenStore } from '../roles.ts'
 import { orUnavailable, parse, type RedisContext } from './context.ts'
+import { MEMBERS } from './keys.ts'
 import type { RevocationFeed } from './revocation-feed.ts'
 import { TokenReads } from './token-reads.ts'
 
@@ -27,22 +28,20 @@ export class RedisGrants implements CodeStore, TokenStore {
 
   async saveCode (codeHash: string, code: CodeRecord): Promise<void> {
     const { redis, keys, answer, clock } = this.#context
-    const member = `code:${codeHash}`
-    const key = keys.grantPrefix(code.grantId) + member
-    await answer('macgateSaveCode', redis.macgateSaveCode(key, keys.grantMembers(code.grantId), JSON.stringify(code), secondsUntil(code.expiresAt, clock()), member))
+    const member = keys.codeMember(codeHash)
+    await answer('macgateSaveCode', redis.macgateSaveCode(keys.code(code.grantId, codeHash), keys.grantMembers(code.grantId), JSON.stringify(code), secondsUntil(code.expiresAt, clock()), member))
   }
 
   async getCode (codeHash: string, grantId: string): Promise<CodeRecord | undefined> {
     const { redis, keys, answer } = this.#context
-    const fields = await answer('hgetall', redis.hgetall(`${keys.grantPrefix(grantId)}code:${codeHash}`))
+    const fields = await answer('hgetall', redis.hgetall(keys.code(grantId, codeHash)))
     if (fields.record === undefined) return undefined
     return { ...JSON.parse(fields.record) as CodeRecord, ...(fields.used !== undefined && { used: true }) }
   }
 
   async redeemCode (codeHash: string, tokens: TokenRecords): Promise<RedeemResult> {
     const { redis, keys, answer } = this.#context
-    const key = `${keys.grantPrefix(tokens.grantId)}code:${codeHash}`
-    return await answer('macgateRedeemCode', redis.macgateRedeemCode(key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.tokenSet(tokens))) as RedeemResult
+    return await answer('macgateRedeemCode', redis.macgateRedeemCode(keys.code(tokens.grantId, codeHash), keys.grantMembers(tokens.grantId), keys.revocationChannel, this.tokenSet(tokens))) as RedeemResult
   }
 
   async saveTokens (tokens: TokenRecords): Promise<void> {
@@ -52,21 +51,20 @@ export class RedisGrants implements CodeStore, TokenStore {
 
   /** Read with the turn's other token reads (`token-reads.ts`), answered as a `Pending`: the verifier's miss makes no promise of its own. */
   getAccessToken (tokenHash: string, grantId: string): Pending<AccessTokenRecord | undefined> {
-    return this.#tokenReads.read(`${this.#context.keys.grantPrefix(grantId)}at:${tokenHash}`, parse<AccessTokenRecord>)
+    return this.#tokenReads.read(this.#context.keys.accessToken(grantId, tokenHash), parse<AccessTokenRecord>)
   }
 
   async getRefreshToken (tokenHash: string, grantId: string): Promise<RefreshTokenRecord | undefined> {
     const { redis, keys, answer } = this.#context
-    const fields = await answer('hgetall', redis.hgetall(`${keys.grantPrefix(grantId)}rt:${tokenHash}`))
+    const fields = await answer('hgetall', redis.hgetall(keys.refreshToken(grantId, tokenHash)))
     if (fields.record === undefined) return undefined
     return { ...JSON.parse(fields.record) as RefreshTokenRecord, ...(fields.spent !== undefined && { spent: true }) }
   }
 
   async rotateRefreshToken (tokenHash: string, tokens: TokenRecords, grace?: RotationGrace): Promise<RotateResult> {
     const { redis, keys, answer } = this.#context
-    const key = `${keys.grantPrefix(tokens.grantId)}rt:${tokenHash}`
     const result = await answer('macgateRotateRefresh', redis.macgateRotateRefresh(
-      key, keys.grantMembers(tokens.grantId), keys.revocationChannel, this.tokenSet(tokens), grace?.graceMs ?? 0, grace?.successor ?? '', `rs:${tokenHash}`
+      keys.refreshToken(tokens.grantId, tokenHash), keys.grantMembers(tokens.grantId), keys.revocationChannel, this.tokenSet(tokens), grace?.graceMs ?? 0, grace?.successor ?? '', keys.rotatedMember(tokenHash)
     )) as RedeemResult | ['grace', string]
     return Array.isArray(result) ? { successor: result[1] } : result
   }
@@ -90,12 +88,12 @@ export class RedisGrants implements CodeStore, TokenStore {
   /** The token set as the scripts' `save` reads it (the device codes' too); lifetimes from the records' own expiry. */
   tokenSet ({ grantId, access, refresh }: TokenRecords): string {
     const now = this.#context.clock()
-    const entry = (kind: 'at' | 'rt', { hash, record }: { hash: string, record: { expiresAt: number } }) =>
-      ({ member: `${kind}:${hash}`, record: JSON.stringify(record), ttl: secondsUntil(record.expiresAt, now) })
+    const entry = (member: string, { hash, record }: { hash: string, record: { expiresAt: number } }) =>
+      ({ member: member + hash, record: JSON.stringify(record), ttl: secondsUntil(record.expiresAt, now) })
     return JSON.stringify({
       prefix: this.#context.keys.grantPrefix(grantId),
-      access: entry('at', access),
-      ...(refresh !== undefined && { refresh: entry('rt', refresh) })
+      access: entry(MEMBERS.accessToken, access),
+      ...(refresh !== undefined && { refresh: entry(MEMBERS.refreshToken, refresh) })
     })
   }
 }

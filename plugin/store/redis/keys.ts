@@ -1,7 +1,15 @@
 /**
- * Every key and channel name of the Redis store, under its prefix. A hash tag (`{...}`) puts
- * the keys one script touches in one Redis Cluster slot: a grant's records in `{g:grant}`, the
- * clients and their origin index in `{clients}`, a user's sessions and grants in `{u:user}`.
+ * What a grant's member names start with: a record's key is the grant's prefix and its member name
+ * (`grantPrefix`). The scripts name an access token's member (`at:`) too, to announce its revocation.
+ */
+export const MEMBERS = { code: 'code:', accessToken: 'at:', refreshToken: 'rt:', rotated: 'rs:', deviceCode: 'dc:' } as const
+
+/**
+ * Every key and channel name of the Redis store, under its prefix: the roles, the nonces and the
+ * revocation feed take theirs from here, and a script derives a key only from a prefix named here.
+ * A hash tag (`{...}`) puts the keys one script touches in one Redis Cluster slot: a grant's
+ * records in `{g:grant}`, the clients and their origin index in `{clients}`, a user's sessions and
+ * grants in `{u:user}`, the nonce sets in `{n:0}` to `{n:f}`, a cluster's quota counters in `{q}`.
  */
 export class RedisKeys {
   readonly prefix: string
@@ -22,6 +30,32 @@ export class RedisKeys {
   /** Every record of a grant is this plus its member name (`code:`, `at:`, `rt:` and the hash). */
   grantPrefix (grantId: string): string {
     return `${this.prefix}{g:${grantId}}:`
+  }
+
+  /** A code's member name in its grant, and its key. */
+  codeMember (codeHash: string): string {
+    return `${MEMBERS.code}${codeHash}`
+  }
+
+  code (grantId: string, codeHash: string): string {
+    return this.grantPrefix(grantId) + this.codeMember(codeHash)
+  }
+
+  accessToken (grantId: string, tokenHash: string): string {
+    return `${this.grantPrefix(grantId)}${MEMBERS.accessToken}${tokenHash}`
+  }
+
+  refreshToken (grantId: string, tokenHash: string): string {
+    return `${this.grantPrefix(grantId)}${MEMBERS.refreshToken}${tokenHash}`
+  }
+
+  /** A spent refresh token's member name during its rotation's grace: what its successor was. */
+  rotatedMember (tokenHash: string): string {
+    return `${MEMBERS.rotated}${tokenHash}`
+  }
+
+  deviceCode (grantId: string, deviceCodeHash: string): string {
+    return `${this.grantPrefix(grantId)}${MEMBERS.deviceCode}${deviceCodeHash}`
   }
 
   /** The set of a grant's member names: what revoking it deletes. */
@@ -101,5 +135,15 @@ export class RedisKeys {
   /** A rate-limit counter. */
   hits (key: string): string {
     return `${this.prefix}hits:${key}`
+  }
+
+  /** A (client, route) quota counter in a window; on a cluster all of them share the tag `{q}`. */
+  quotaCounter (window: number, name: string): string {
+    return `${this.prefix}{q}:${window}:${name}`
+  }
+
+  /** A nonce set: one of 256 (`set`) per slot tag (16, `{n:0}` to `{n:f}`) and minute. */
+  nonceSet (tag: number, minute: number, set: number): string {
+    return `${this.prefix}{n:${tag.toString(16)}}:${minute}:${set.toString(16)}`
   }
 }

@@ -1,7 +1,8 @@
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
-import { Pending } from '../../core/pending.ts'
-import { orUnavailable } from './context.ts'
+import { Pending } from '../pending.ts'
+import { orUnavailable, type RedisContext } from './context.ts'
+import type { RedisKeys } from './keys.ts'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
 import type { NonceLog, NonceReports } from '../roles.ts'
 
@@ -47,7 +48,7 @@ const SET_KEYS_KEPT = 3 * 16 * SETS_PER_TAG
  */
 export class RedisNonces implements NonceLog, NonceReports {
   readonly #redis: NonceRedis
-  readonly #prefix: string
+  readonly #keys: RedisKeys
   readonly #perSlot: boolean
   readonly #observer: () => NonceObserver
   readonly #waiter: () => NonceWaiter
@@ -61,14 +62,16 @@ export class RedisNonces implements NonceLog, NonceReports {
   /** Set id → its key's name, made once for all the requests that meet the set (bounded: SET_KEYS_KEPT). */
   readonly #setKeys = new Map<number, string>()
 
-  constructor (redis: NonceRedis, prefix: string, { perSlot, observer, waiter, clock }: { perSlot: boolean, observer: () => NonceObserver, waiter: () => NonceWaiter, clock: () => number }) {
-    this.#redis = redis
-    this.#prefix = prefix
+  /** `perSlot` on a cluster: a script's keys must share a slot, so each tag's nonces go in a call of their own. */
+  constructor (context: RedisContext, perSlot: boolean) {
+    this.#redis = context.redis
+    this.#keys = context.keys
     this.#perSlot = perSlot
-    this.#observer = observer
-    this.#waiter = waiter
-    this.#clock = clock
-    this.#counters = new CounterBatches(redis)
+    // Read when a batch is made and goes: `observeCommands` may set them after the store is made.
+    this.#observer = () => context.observer
+    this.#waiter = () => context.waiter
+    this.#clock = context.clock
+    this.#counters = new CounterBatches(context.redis)
   }
 
   useNonce (use: NonceUse): Pending<boolean> {
@@ -130,7 +133,7 @@ export class RedisNonces implements NonceLog, NonceReports {
 
   /** The counter of a (client, route) in a window; on a cluster, all in one tag of their own. */
   #counterKey ({ name, window }: { name: string, window: number }): string {
-    return `${this.#prefix}{q}:${window}:${name}`
+    return this.#keys.quotaCounter(window, name)
   }
 
   /** This turn's batch for the nonce's tag (one for all on a single Redis). */
@@ -186,7 +189,7 @@ export class RedisNonces implements NonceLog, NonceReports {
   }
 
   #setKey (slot: number, minute: number, set: number): string {
-    return `${this.#prefix}{n:${slot.toString(16)}}:${minute}:${set.toString(16)}`
+    return this.#keys.nonceSet(slot, minute, set)
   }
 
   #batch (slot: number): Batch {

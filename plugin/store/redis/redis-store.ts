@@ -1,5 +1,5 @@
 import type { RedisOptions } from 'ioredis'
-import { errors } from '../../core/errors.ts'
+import { errors } from '../../http/errors.ts'
 import { ComposedStore } from '../composed-store.ts'
 import type { Store } from '../roles.ts'
 import { RedisAccounts } from './accounts.ts'
@@ -54,8 +54,13 @@ export class RedisStore extends ComposedStore implements Store {
     const grants = new RedisGrants(context, feed)
     // The replay memory: sets per tag and minute, one script call per event-loop turn; on a cluster a
     // script's keys must share a slot, so the batch goes out per slot.
-    const nonces = new RedisNonces(redis, prefix, { perSlot: typeof target !== 'string', observer: () => context.observer, waiter: () => context.waiter, clock })
-    super({
+    const nonces = new RedisNonces(context, typeof target !== 'string')
+    super()
+    this.redis = redis
+    this.prefix = prefix
+    this.#context = context
+    this.#feed = feed
+    this.compose({
       clients: new RedisClients(context, grants),
       accounts: new RedisAccounts(context),
       consents: new RedisConsents(context),
@@ -66,10 +71,6 @@ export class RedisStore extends ComposedStore implements Store {
       hits: new RedisHitCounters(context),
       registrationTokens: new RedisRegistrationTokens(context)
     })
-    this.redis = redis
-    this.prefix = prefix
-    this.#context = context
-    this.#feed = feed
   }
 
   /**

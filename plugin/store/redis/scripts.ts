@@ -2,13 +2,14 @@
 // A grant's records all carry the hash tag {g:<grantId>}: each script touches one slot, so the
 // keys it derives from the grant's member set are in the slot of the keys it was given.
 // Each script names its arguments in its first lines; the shared functions take theirs explicitly.
+import { MEMBERS } from './keys.ts'
 
 // Deletes every record of a grant and announces the revoked access tokens.
 const revoke = `
 local function revoke(prefix, members, channel)
   local revoked = {}
   for _, member in ipairs(redis.call('SMEMBERS', members)) do
-    if redis.call('DEL', prefix .. member) == 1 and string.sub(member, 1, 3) == 'at:' then
+    if redis.call('DEL', prefix .. member) == 1 and string.sub(member, 1, ${MEMBERS.accessToken.length}) == '${MEMBERS.accessToken}' then
       revoked[#revoked + 1] = string.sub(member, 4)
     end
   end
@@ -108,8 +109,8 @@ if graceMs > 0 then
   redis.call('SADD', members, keptMember)
 end
 local sibling = cjson.decode(redis.call('HGET', refreshToken, 'record')).accessTokenHash
-if redis.call('DEL', set.prefix .. 'at:' .. sibling) == 1 then
-  redis.call('SREM', members, 'at:' .. sibling)
+if redis.call('DEL', set.prefix .. '${MEMBERS.accessToken}' .. sibling) == 1 then
+  redis.call('SREM', members, '${MEMBERS.accessToken}' .. sibling)
   redis.call('PUBLISH', channel, sibling)
 end
 save(members, set)

@@ -1,4 +1,4 @@
-import { Pending } from '../../core/pending.ts'
+import { Pending } from '../pending.ts'
 import type { RedisContext } from './context.ts'
 
 /**

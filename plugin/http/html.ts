@@ -1,6 +1,6 @@
 // The one HTML layout of every page macgate serves (sign-in, consent, errors, the demo, the landing
 // page). No scripts: plain forms with stable field names, so that scripts and browsers can drive them
-// alike. The stylesheet is inline: the pages' CSP (core/replies.ts) restricts only framing, and one
+// alike. The stylesheet is inline: the pages' CSP (http/replies.ts) restricts only framing, and one
 // style element keeps every page a single self-contained answer.
 import type { OAuthError } from './errors.ts'
 

@@ -1,7 +1,7 @@
 // The CORS answer (Fetch standard, "CORS protocol"), in one place for the open API and the token
 // endpoint (contract §11). Who is allowed is the caller's decision; this only writes it down.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { defaults } from './defaults.ts'
+import { defaults } from '../config/defaults.ts'
 
 /** The response headers a browser app may read besides the safelisted ones: why it was refused, when to retry. */
 export const EXPOSED_HEADERS = 'WWW-Authenticate, Retry-After, RateLimit, RateLimit-Policy'

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onSendHookHandler } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
-import { allowOrigin, allowPreflight, isPreflight, varyOnOrigin } from '../core/cors.ts'
+import { allowOrigin, allowPreflight, isPreflight, varyOnOrigin } from './headers.ts'
 import type { ClientRecord } from '../store/store.ts'
 import type { ClientOrigins, OriginClients } from './client-origins.ts'
 

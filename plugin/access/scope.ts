@@ -1,4 +1,4 @@
-import { errors } from './errors.ts'
+import { errors } from '../http/errors.ts'
 
 export interface ScopeDefinition {
   id: string

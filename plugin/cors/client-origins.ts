@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
-import { defaults } from '../core/defaults.ts'
-import { MAX_ORIGIN_LENGTH } from '../core/origins.ts'
+import { defaults } from '../config/defaults.ts'
+import { MAX_ORIGIN_LENGTH } from '../http/origins.ts'
 import type { ClientStore, StoreLifecycle } from '../store/store.ts'
 
 /** The clients that registered one origin: client id → whether it is public. Empty: no client did. */

@@ -1,7 +1,7 @@
-import { hashSecret, randomBase64Url } from './core/credentials.ts'
-import type { AuditEvents } from './observe/events.ts'
-import type { RegistrationTokenRecord, RegistrationTokens } from './store/store.ts'
-import { NoSuchRecordError, RegistrationError } from './admin.ts'
+import { hashSecret, randomBase64Url } from '../access/credentials.ts'
+import type { AuditEvents } from '../observe/events.ts'
+import type { RegistrationTokenRecord, RegistrationTokens } from '../store/store.ts'
+import { NoSuchRecordError, RegistrationError } from './refusals.ts'
 
 /** An initial access token's defaults: one registration, within a day. */
 export const REGISTRATION_TOKEN_DEFAULTS = { uses: 1, expiresInSeconds: 86_400 } as const

@@ -1,8 +1,8 @@
-import type { RegistrationPolicy } from './config/options.ts'
-import { normalGrantTypes, responseTypesOf, type GrantType, type ResponseType } from './core/grant-types.ts'
-import { parseScope } from './core/scope.ts'
-import { registrationProblem } from './oauth/redirect-uri.ts'
-import type { ClientRecord, SelfRegistration } from './store/store.ts'
+import type { RegistrationPolicy } from '../config/options.ts'
+import { normalGrantTypes, responseTypesOf, type GrantType, type ResponseType } from '../access/grant-types.ts'
+import { parseScope } from '../access/scope.ts'
+import { registrationProblem } from '../oauth/redirect-uri.ts'
+import type { ClientRecord, SelfRegistration } from '../store/store.ts'
 
 /** RFC 7591 §3.2.2's errors, each a 400 with `{"error","error_description"}`. */
 export class ClientMetadataError extends Error {
