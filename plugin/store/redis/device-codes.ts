@@ -3,6 +3,7 @@ import type { DeviceCodeRecord, DeviceDecisionResult, DevicePoll, DevicePollStat
 import type { DeviceCodeStore } from '../roles.ts'
 import type { RedisContext } from './context.ts'
 import type { RedisGrants } from './grants.ts'
+import { RedisPart } from './part.ts'
 
 /** The fields of a device code's hash: its static record and what polls and decisions change. */
 interface DeviceFields {
@@ -35,17 +36,16 @@ function pairs (flat: string[]): DeviceFields {
  * where its token set goes), the user code a key of its own leading to it. Every instance polls,
  * decides and redeems through the same scripts (`scripts.ts`).
  */
-export class RedisDeviceCodes implements DeviceCodeStore {
-  readonly #context: RedisContext
+export class RedisDeviceCodes extends RedisPart implements DeviceCodeStore {
   readonly #grants: RedisGrants
 
   constructor (context: RedisContext, grants: RedisGrants) {
-    this.#context = context
+    super(context)
     this.#grants = grants
   }
 
   async saveDeviceCode (deviceCodeHash: string, userCodeHash: string, record: DeviceCodeRecord): Promise<boolean> {
-    const { redis, keys, answer, clock } = this.#context
+    const { redis, keys, answer, clock } = this.context
     const ttl = secondsUntil(record.expiresAt, clock())
     // The user code first (it is in another slot): a taken one leaves nothing behind.
     const taken = await answer('set', redis.set(keys.userCode(userCodeHash), `${record.grantId}:${deviceCodeHash}`, 'EX', ttl, 'NX'))
@@ -53,13 +53,13 @@ export class RedisDeviceCodes implements DeviceCodeStore {
     const { grantId, clientId, scope, expiresAt } = record
     // Kept as long again past its expiry: a late poll is told it expired, not that it is unknown.
     await answer('macgateSaveDeviceCode', redis.macgateSaveDeviceCode(
-      this.#context.keys.deviceCode(grantId, deviceCodeHash), JSON.stringify({ grantId, clientId, scope, expiresAt }), clientId, expiresAt, record.interval, 2 * ttl
+      this.context.keys.deviceCode(grantId, deviceCodeHash), JSON.stringify({ grantId, clientId, scope, expiresAt }), clientId, expiresAt, record.interval, 2 * ttl
     ))
     return true
   }
 
   async findUserCode (userCodeHash: string): Promise<UserCodeTarget | undefined> {
-    const { redis, keys, answer } = this.#context
+    const { redis, keys, answer } = this.context
     const value = await answer('get', redis.get(keys.userCode(userCodeHash)))
     if (value === null) return undefined
     const [grantId = '', deviceCodeHash = ''] = value.split(':')
@@ -67,15 +67,15 @@ export class RedisDeviceCodes implements DeviceCodeStore {
   }
 
   async getDeviceCode (deviceCodeHash: string, grantId: string): Promise<DeviceCodeRecord | undefined> {
-    const { redis, answer } = this.#context
-    const fields = await answer('hgetall', redis.hgetall(this.#context.keys.deviceCode(grantId, deviceCodeHash))) as Partial<DeviceFields>
+    const { redis, answer } = this.context
+    const fields = await answer('hgetall', redis.hgetall(this.context.keys.deviceCode(grantId, deviceCodeHash))) as Partial<DeviceFields>
     return fields.record === undefined ? undefined : recordOf(fields as DeviceFields)
   }
 
   async decideDeviceCode ({ grantId, deviceCodeHash }: UserCodeTarget, userCodeHash: string, { userId, approved }: { userId: string, approved: boolean }): Promise<DeviceDecisionResult> {
-    const { redis, keys, answer, clock } = this.#context
+    const { redis, keys, answer, clock } = this.context
     const result = await answer('macgateDecideDeviceCode', redis.macgateDecideDeviceCode(
-      this.#context.keys.deviceCode(grantId, deviceCodeHash), clock(), approved ? 'approved' : 'denied', userId
+      this.context.keys.deviceCode(grantId, deviceCodeHash), clock(), approved ? 'approved' : 'denied', userId
     )) as DeviceDecisionResult
     // The user code is in another slot: dropped after the decision, which the script alone guards.
     if (result === 'ok') await answer('del', redis.del(keys.userCode(userCodeHash)))
@@ -83,17 +83,17 @@ export class RedisDeviceCodes implements DeviceCodeStore {
   }
 
   async pollDeviceCode (deviceCodeHash: string, grantId: string, clientId: string, toleranceMs: number): Promise<DevicePoll> {
-    const { redis, answer, clock } = this.#context
+    const { redis, answer, clock } = this.context
     const [state, flat] = await answer('macgatePollDeviceCode', redis.macgatePollDeviceCode(
-      this.#context.keys.deviceCode(grantId, deviceCodeHash), clock(), clientId, toleranceMs
+      this.context.keys.deviceCode(grantId, deviceCodeHash), clock(), clientId, toleranceMs
     )) as [DevicePollState, string[]?]
     return flat === undefined ? { state } : { state, record: recordOf(pairs(flat)) }
   }
 
   async redeemDeviceCode (deviceCodeHash: string, tokens: TokenRecords): Promise<DeviceRedeemResult> {
-    const { redis, keys, answer } = this.#context
+    const { redis, keys, answer } = this.context
     return await answer('macgateRedeemDeviceCode', redis.macgateRedeemDeviceCode(
-      this.#context.keys.deviceCode(tokens.grantId, deviceCodeHash), keys.grantMembers(tokens.grantId), this.#grants.tokenSet(tokens)
+      this.context.keys.deviceCode(tokens.grantId, deviceCodeHash), keys.grantMembers(tokens.grantId), this.#grants.tokenSet(tokens)
     )) as DeviceRedeemResult
   }
 }

@@ -1,19 +1,13 @@
 import { userGrantMember, userGrantOf } from '../records.ts'
 import type { UserGrant } from '../records.ts'
 import type { GrantIndex } from '../roles.ts'
-import type { RedisContext } from './context.ts'
+import { RedisPart } from './part.ts'
 
 /** The Redis store's grant indexes: sorted sets by until when, one per client and one per user. */
-export class RedisGrantIndex implements GrantIndex {
-  readonly #context: RedisContext
-
-  constructor (context: RedisContext) {
-    this.#context = context
-  }
-
+export class RedisGrantIndex extends RedisPart implements GrantIndex {
   /** Two indexes in two slots (the client's and the user's): each update is atomic, and either alone is harmless. */
   async trackGrant (clientId: string, grantId: string, until: number, userId: string): Promise<void> {
-    const { redis, keys, answer, clock } = this.#context
+    const { redis, keys, answer, clock } = this.context
     const now = clock()
     await Promise.all([
       answer('macgateTrackGrant', redis.macgateTrackGrant(keys.clientGrants(clientId), grantId, until, now)),
@@ -22,7 +16,7 @@ export class RedisGrantIndex implements GrantIndex {
   }
 
   async listUserGrants (userId: string): Promise<UserGrant[]> {
-    const { redis, keys, answer, clock } = this.#context
+    const { redis, keys, answer, clock } = this.context
     const flat = await answer('zrangebyscore', redis.zrangebyscore(keys.userGrants(userId), clock(), '+inf', 'WITHSCORES'))
     const grants: UserGrant[] = []
     for (let i = 0; i < flat.length; i += 2) grants.push(userGrantOf(flat[i]!, Number(flat[i + 1])))
@@ -30,7 +24,7 @@ export class RedisGrantIndex implements GrantIndex {
   }
 
   async forgetUserGrant (userId: string, clientId: string, grantId: string): Promise<void> {
-    const { redis, keys, answer } = this.#context
+    const { redis, keys, answer } = this.context
     await answer('zrem', redis.zrem(keys.userGrants(userId), userGrantMember(clientId, grantId)))
   }
 }
