@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
-import { errors, toOAuthError } from '../http/errors.ts'
+import { errors } from '../http/errors.ts'
 import { required, type Params } from '../http/params.ts'
 import type { ClientRecord } from '../store/store.ts'
 import { authenticateClient } from './client-auth.ts'
@@ -54,9 +54,7 @@ export function standardTokenRoutes (fastify: FastifyInstance, config: MacgateCo
   // A browser app (a public client) calls it from its own origin, with CORS as at /oauth2/token (contract §11).
   const corsHooks = cors.hooks(config)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const failure = toOAuthError(error)
-    if (errors.internal.is(failure)) request.log.error({ err: error }, 'standard token endpoint failed')
-    config.metrics.tokenRequests.labels(GRANTS.labelOf(request), failure.kind).inc()
+    const failure = GRANTS.refused(config, request, error, 'standard token endpoint failed')
     return await sendStandardError(reply, failure)
   })
 

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { errors, toOAuthError } from '../http/errors.ts'
+import { errors } from '../http/errors.ts'
 import { sendTokenBody, sendTokenError } from '../http/replies.ts'
 import type { MacgateContext } from '../config/options.ts'
 import { authenticateClient, usesBasicAuth } from './client-auth.ts'
@@ -26,9 +26,7 @@ function paramsOf (request: FastifyRequest): Params {
 export function tokenRoutes (fastify: FastifyInstance, config: MacgateContext, cors: TokenEndpointCors): void {
   const corsHooks = cors.hooks(config)
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const failure = toOAuthError(error)
-    if (errors.internal.is(failure)) request.log.error({ err: error }, 'token endpoint failed')
-    config.metrics.tokenRequests.labels(GRANTS.labelOf(request), failure.kind).inc()
+    const failure = GRANTS.refused(config, request, error, 'token endpoint failed')
     const status = config.tokenErrorStatus ?? failure.statusCode
     if (status === 401 && usesBasicAuth(request)) reply.header('www-authenticate', 'Basic realm="macgate"')
     return await sendTokenError(reply, failure, status)

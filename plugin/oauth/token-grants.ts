@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { MacgateContext } from '../config/options.ts'
 import { servedClient } from '../cors/token-endpoint.ts'
-import { errors } from '../http/errors.ts'
+import { errors, toOAuthError, type OAuthError } from '../http/errors.ts'
 import { single, type Params } from '../http/params.ts'
 import type { ClientRecord } from '../store/store.ts'
 import { checkGrantAllowed } from './grants/allowed-grant.ts'
@@ -11,7 +11,8 @@ export type GrantHandler = (config: MacgateContext, client: ClientRecord, params
 
 /**
  * A token endpoint's grants, by grant type, and what each request asked for: both token endpoints
- * read the grant type and issue through its grant alike, whatever their parameters and answers.
+ * read the grant type, issue through its grant and count their refusals alike, whatever their
+ * parameters and answers.
  */
 export class TokenGrants {
   readonly #grants: Readonly<Record<string, GrantHandler>>
@@ -44,5 +45,13 @@ export class TokenGrants {
     const body = await this.#grants[grantType]!(config, client, params)
     config.metrics.tokenRequests.labels(grantType, 'issued').inc()
     return body
+  }
+
+  /** The request's failure as the endpoint answers it, logged as `failed` when it is ours (internal), counted. */
+  refused (config: MacgateContext, request: FastifyRequest, error: unknown, failed: string): OAuthError {
+    const failure = toOAuthError(error)
+    if (errors.internal.is(failure)) request.log.error({ err: error }, failed)
+    config.metrics.tokenRequests.labels(this.labelOf(request), failure.kind).inc()
+    return failure
   }
 }

@@ -4,8 +4,8 @@ import type { MacgateContext } from '../../config/options.ts'
 import type { ClientRecord, CodeRecord } from '../../store/store.ts'
 import { required, single, type Params } from '../../http/params.ts'
 import { checkRedirectUri } from './redirect-check.ts'
-import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.ts'
-import { readOnce } from './use-once.ts'
+import { issueGrantTokens } from './grant-tokens.ts'
+import { checkUsed, readOnce, type UseOnce } from './use-once.ts'
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
@@ -30,23 +30,12 @@ function checkVerifier (client: ClientRecord, code: CodeRecord, params: Params):
 export async function exchangeCode (config: MacgateContext, client: ClientRecord, params: Params): Promise<object> {
   const { store } = config
   const redirectUri = checkRedirectUri(config, client, params)
-  const { grantId, hash: codeHash, record } = await readOnce<CodeRecord>(config, client, redirectUri, required(params, 'code'), {
-    name: 'code', read: store.getCode.bind(store), used: (code) => code.used === true, invalid: errors.invalidCode
-  })
+  const kind: UseOnce<CodeRecord> = { name: 'code', read: store.getCode.bind(store), used: (code) => code.used === true, invalid: errors.invalidCode }
+  const { grantId, hash: codeHash, record } = await readOnce(config, client, redirectUri, required(params, 'code'), kind)
   checkVerifier(client, record, params)
 
-  const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
-  const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
-  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope: record.scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl)
-  // Before the tokens exist, so that removing the client can always find their grant.
-  await store.trackGrant(client.id, grantId, lastExpiry(tokens), record.userId)
-  const result = await store.redeemCode(codeHash, tokens)
-  if (result === 'replayed') {
-    // Spent meanwhile by a racing request: the store's script has revoked the grant.
-    config.events.record('reuse.detected', { grantId, clientId: client.id, what: 'code' })
-    throw errors.invalidCode('code already used')
-  }
-  if (result !== 'ok') throw errors.invalidCode()
+  const { tokens, body } = await issueGrantTokens(config, client, { grantId, userId: record.userId, scope: record.scope }, record.redirectUri)
+  checkUsed(config, kind, grantId, client.id, await store.redeemCode(codeHash, tokens))
   config.events.record('code.exchanged', { grantId, clientId: client.id, userId: record.userId })
   return body
 }

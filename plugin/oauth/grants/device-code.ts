@@ -3,7 +3,7 @@ import type { MacgateContext } from '../../config/options.ts'
 import type { ClientRecord } from '../../store/store.ts'
 import { required, type Params } from '../../http/params.ts'
 import { grantIdOf, hashSecret } from '../../access/credentials.ts'
-import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.ts'
+import { issueGrantTokens } from './grant-tokens.ts'
 
 /** How much sooner than the interval a poll may come (network jitter) before it is too soon. */
 export const POLL_TOLERANCE_MS = 1000
@@ -40,12 +40,8 @@ export async function redeemDeviceCode (config: MacgateContext, client: ClientRe
   const granted = await store.getConsent(userId, client.id)
   if (!record.scope.every((scope) => granted.includes(scope))) throw errors.deviceAccessDenied('the user removed the app\'s access')
 
-  const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
-  const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
   // No redirect URI: a device has none (a refresh at the standard endpoint compares none).
-  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId, scope: record.scope, ...algorithmOf(client) }, '', accessTtl, refreshTtl)
-  // Before the tokens exist, so that removing the client, or the user removing the app, finds the grant.
-  await store.trackGrant(client.id, grantId, lastExpiry(tokens), userId)
+  const { tokens, body } = await issueGrantTokens(config, client, { grantId, userId, scope: record.scope }, '')
   const result = await store.redeemDeviceCode(hash, tokens)
   if (result === 'spent') throw errors.invalidGrant('device_code already used')
   if (result !== 'ok') throw errors.invalidGrant('device_code unknown')

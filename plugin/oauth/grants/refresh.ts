@@ -3,9 +3,9 @@ import type { MacgateContext } from '../../config/options.ts'
 import type { ClientRecord, RefreshTokenRecord } from '../../store/store.ts'
 import { required, single, type Params } from '../../http/params.ts'
 import { narrowScope, parseScope } from '../../access/scope.ts'
-import { algorithmOf, issueTokenSet, lastExpiry } from '../issue-tokens.ts'
+import { issueGrantTokens } from './grant-tokens.ts'
 import { openSuccessor, sealSuccessor } from '../../access/credentials.ts'
-import { readOnce } from './use-once.ts'
+import { checkUsed, readOnce, type UseOnce } from './use-once.ts'
 import { checkRedirectUri } from './redirect-check.ts'
 
 /**
@@ -21,30 +21,24 @@ export async function refreshTokens (config: MacgateContext, client: ClientRecor
   const redirectUri = checked ? checkRedirectUri(config, client, params) : undefined
   const refreshToken = required(params, 'refresh_token')
   const graceMs = config.refreshReuseGraceSeconds * 1000
-  const { grantId, hash: tokenHash, record } = await readOnce<RefreshTokenRecord>(config, client, redirectUri, refreshToken, {
+  const kind: UseOnce<RefreshTokenRecord> = {
     name: 'refresh token',
     read: store.getRefreshToken.bind(store),
     // With a grace, a spent token goes on to the store, which knows whether its grace still runs.
     used: (token) => token.spent === true && graceMs === 0,
     invalid: errors.invalidRefreshToken
-  })
+  }
+  const { grantId, hash: tokenHash, record } = await readOnce(config, client, redirectUri, refreshToken, kind)
   const requested = single(params, 'scope')
   if (requested !== undefined && parseScope(requested).length === 0) throw errors.invalidRequest('scope is empty')
   const scope = requested === undefined ? record.scope : narrowScope(record.scope, parseScope(requested))
 
-  const accessTtl = client.accessTokenTtl ?? config.accessTokenTtl
-  const refreshTtl = client.refreshTokenTtl ?? config.refreshTokenTtl
-  const { tokens, body } = issueTokenSet(config, { grantId, clientId: client.id, userId: record.userId, scope, ...algorithmOf(client) }, record.redirectUri, accessTtl, refreshTtl, record.scope)
-  await store.trackGrant(client.id, grantId, lastExpiry(tokens), record.userId)
+  const { tokens, body } = await issueGrantTokens(config, client, { grantId, userId: record.userId, scope }, record.redirectUri, record.scope)
   const grace = graceMs === 0 ? undefined : { graceMs, successor: sealSuccessor(refreshToken, JSON.stringify(body)) }
   const result = await store.rotateRefreshToken(tokenHash, tokens, grace)
+  // Spent within its grace: the rotation that spent it answers again. Past it, a reuse.
   if (typeof result === 'object') return JSON.parse(openSuccessor(refreshToken, result.successor)) as object
-  if (result === 'replayed') {
-    // Spent (past any grace) meanwhile: the store's script has revoked the grant.
-    config.events.record('reuse.detected', { grantId, clientId: client.id, what: 'refresh token' })
-    throw errors.invalidRefreshToken('refresh token already used')
-  }
-  if (result !== 'ok') throw errors.invalidRefreshToken()
+  checkUsed(config, kind, grantId, client.id, result)
   config.events.record('refresh.rotated', { grantId, clientId: client.id, userId: record.userId })
   return body
 }

@@ -1,6 +1,6 @@
-import { errors, type OAuthErrorFactory } from '../../http/errors.ts'
+import { errors, type OAuthError, type OAuthErrorFactory } from '../../http/errors.ts'
 import type { MacgateContext } from '../../config/options.ts'
-import type { ClientRecord } from '../../store/store.ts'
+import type { ClientRecord, RedeemResult } from '../../store/store.ts'
 import { grantIdOf, hashSecret } from '../../access/credentials.ts'
 
 interface Issued {
@@ -32,10 +32,25 @@ export async function readOnce<R extends Issued> (config: MacgateContext, client
   if (record === undefined) throw kind.invalid()
   if (kind.used(record)) {
     await config.store.revokeGrant(grantId)
-    config.events.record('reuse.detected', { grantId, clientId: record.clientId, what: kind.name })
-    throw kind.invalid(`${kind.name} already used`)
+    throw reused(config, kind, grantId, record.clientId)
   }
   if (record.clientId !== client.id) throw errors.invalidGrant(`${kind.name} was issued to another client`)
   if (redirectUri !== undefined && redirectUri !== record.redirectUri) throw errors.invalidGrant(`${kind.name} was issued for another redirect_uri`)
   return { grantId, hash, record }
+}
+
+/**
+ * The store's answer to the caller's use of what `readOnce` read: 'replayed' when a racing request
+ * spent it meanwhile (the store's own step has revoked the grant), reported as a reuse; anything
+ * but 'ok' else, `invalid`.
+ */
+export function checkUsed (config: MacgateContext, kind: Pick<UseOnce<Issued>, 'name' | 'invalid'>, grantId: string, clientId: string, result: RedeemResult): void {
+  if (result === 'replayed') throw reused(config, kind, grantId, clientId)
+  if (result !== 'ok') throw kind.invalid()
+}
+
+/** A reuse of a spent value, recorded for the audit: the error it gets. */
+function reused (config: MacgateContext, kind: Pick<UseOnce<Issued>, 'name' | 'invalid'>, grantId: string, clientId: string): OAuthError {
+  config.events.record('reuse.detected', { grantId, clientId, what: kind.name })
+  return kind.invalid(`${kind.name} already used`)
 }
