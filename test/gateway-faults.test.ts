@@ -216,8 +216,8 @@ t.test('SIGTERM drains the in-flight request, exits 0 and refuses new connection
   t.ok(await eventually(async () => received.length === 1, 5000, 10), 'the request reached the slow upstream')
   const sigtermAt = Date.now()
   child.kill('SIGTERM')
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  t.equal(await probe(port), 'ECONNREFUSED', 'a new connection during the drain is refused')
+  // The listener closes at SIGTERM: watched for, well inside the upstream's second.
+  t.ok(await eventually(async () => await probe(port) === 'ECONNREFUSED', 600, 10), 'a new connection during the drain is refused')
 
   const answer = await inflight
   t.equal(answer.status, 200, 'the in-flight request completed')
@@ -234,7 +234,4 @@ t.test('SIGTERM drains the in-flight request, exits 0 and refuses new connection
   t.notMatch(output, /"level":(50|60)/, `no error logged: ${output}`)
 })
 
-t.test('nothing was left to reject after the gateways closed', async (t) => {
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  strays.check(t)
-})
+strays.checkLast(t)

@@ -10,6 +10,7 @@ import { buildGateway } from '../gateway/server.ts'
 import type { GatewayConfig, RouteRule } from '../gateway/config.ts'
 import { MemoryStore } from '../plugin/index.ts'
 import { API_HOST, defaultAuthorization, hmac, liveToken, nonceAt, signedInject, signedString, type LiveTokens } from './helpers/gateway.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { eventually } from './helpers/live.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { parseMetrics } from './helpers/metrics-text.ts'
@@ -279,15 +280,15 @@ t.test('causes: undici\'s and the socket\'s codes, each to its answer', async (t
 t.test('the failure log: one line a second per upstream and cause, with the count left out', async (t) => {
   const log = memoryLog()
   const { default: pino } = await import('pino')
-  let now = 10_000
-  const failures = new FailureLog(pino(log.stream), () => now)
+  const clock = steppedClock(10_000)
+  const failures = new FailureLog(pino(log.stream), clock.now)
   for (let i = 0; i < 5; i++) failures.failed('http://a', 'http://a', 'refused', new Error('connect ECONNREFUSED'))
   failures.failed('http://a', 'http://a', 'reset', new Error('other side closed'))
   failures.failed('http://b', 'http://b', 'refused', new Error('connect ECONNREFUSED'))
   failures.failed('http://a', 'http://a', 'caller_gone', new Error('aborted'))
-  now += 999
+  clock.step(999)
   failures.failed('http://a', 'http://a', 'refused', undefined)
-  now += 1
+  clock.step(1)
   failures.failed('http://a', 'http://a', 'refused', undefined)
   await new Promise((resolve) => setImmediate(resolve))
   t.same(log.lines.map(({ upstream, cause, suppressed }) => [upstream, cause, suppressed]), [
