@@ -138,7 +138,8 @@ t.test('a slow service fills its own pool only: past its bound 503 at once, othe
   const other = await answeringUpstream(t, 'other')
   const { call, app } = await gateway(t, {
     routes: [route('/slow/*', hanging.url), route('/other/*', other.url)],
-    timeouts: { connectMs: 1000, headersMs: 3000, bodyIdleMs: 3000 },
+    // Long enough for the checks below to see the four held; each pair then waits it out in turn.
+    timeouts: { connectMs: 1000, headersMs: 1500, bodyIdleMs: 1500 },
     upstreamPool: { connections: 2, maxWaiting: 2, ejectAfterFailures: 3, ejectMs: 10_000 }
   })
   // 4 fill the slow service's pool and its waiting room (2 connections + 2 waiting).
@@ -194,6 +195,7 @@ t.test('three instances, one killed under load: 502 only for what was in flight 
   const ejections = metrics.value('macgate_upstream_ejections_total', { upstream: name })!
   t.ok(ejections >= 1, `the dead instance was ejected (${ejections} times: each cool-down lets one request try it again)`)
   t.ok(metrics.value('macgate_upstream_failures_total', { upstream: name, cause: 'refused' })! >= 2, 'after its refusals')
+  // The cool-down is on the upstream pool's own clock, which the gateway does not take: waited out.
   await new Promise((resolve) => setTimeout(resolve, 600))
   const refusedBefore = parseMetrics(await app.macgate.metrics.registry.metrics()).value('macgate_upstream_failures_total', { upstream: name, cause: 'refused' })!
   const before = instances[0]!.received.length + instances[1]!.received.length

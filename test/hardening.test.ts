@@ -9,7 +9,7 @@ import { dirname } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { RedisStore, RegistrationError, ScopeRegistry, registerClient, type ClientRecord } from '../plugin/index.ts'
-import { addClient, addPublicClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, obtainCode, REDIRECT_URI, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.ts'
+import { addClient, addPublicClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, obtainCode, REDIRECT_URI, signedInBrowser, SPA_ORIGIN, SPA_REDIRECT_URI, type TokenAnswer } from './helpers/app.ts'
 import { liveToken, openApiError, signedInject } from './helpers/gateway.ts'
 import { startRedis } from './helpers/redis.ts'
 import { cli, cliEnv } from './helpers/cli.ts'
@@ -129,8 +129,7 @@ t.test('a redirect_uri presetting a response parameter gets the error page, neve
   const { app, store } = await buildTestApp(t)
   const { clientId } = await addClient(store)
   const user = await addUser(store)
-  const signedIn = new InjectBrowser(app)
-  await signedIn.signIn(user.username, user.password)
+  const signedIn = await signedInBrowser(app, user)
   for (const query of ['code=ATTACKER', 'state=x', 'error=1', 'error_description=x', 'other=1&code=ATTACKER']) {
     const url = authorizeUrl({ client_id: clientId, redirect_uri: `${REDIRECT_URI}?${query}`, response_type: 'code', state: 's' })
     for (const [who, response] of [['anonymous', await app.inject({ url })], ['signed in', await signedIn.get(url)]] as const) {

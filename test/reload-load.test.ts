@@ -15,6 +15,7 @@ import { cliEnv, spawnCli } from './helpers/cli.ts'
 import { eventually, issueTokens, liveGateway } from './helpers/live.ts'
 import { parseMetrics } from './helpers/metrics-text.ts'
 import { freePort, startRedis } from './helpers/redis.ts'
+import { listenOnLoopback } from './helpers/listen.ts'
 
 const redis = await startRedis(t)
 const secret = randomBytes(32).toString('base64url')
@@ -156,13 +157,7 @@ t.test('SIGTERM drains: readiness 503 at once, serving for drainDelayMs, the slo
     if (request.url === '/fast') return response.end('{"result":"ok"}')
     waiting.push(response)
   })
-  slow.listen(0, '127.0.0.1')
-  await once(slow, 'listening')
-  t.teardown(() => {
-    slow.closeAllConnections()
-    slow.close()
-  })
-  const upstream = `http://127.0.0.1:${(slow.address() as { port: number }).port}`
+  const upstream = await listenOnLoopback(t, slow)
   const file = join(directory, 'drain.json')
   await writeFile(file, JSON.stringify({ upstream, routes: [{ path: '/slow' }, { path: '/fast' }], drainDelayMs: 600, drainMs: 10_000 }))
   const gateway = await start(t, file)

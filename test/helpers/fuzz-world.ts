@@ -4,7 +4,7 @@
 import { type Test } from 'tap'
 import { buildGateway } from '../../gateway/server.ts'
 import { RedisStore } from '../../plugin/store/redis/redis-store.ts'
-import { addClient, addPublicClient, addUser, authorizeUrl, InjectBrowser, REDIRECT_URI } from './app.ts'
+import { addClient, addPublicClient, addUser, authorizeUrl, REDIRECT_URI, signedInBrowser } from './app.ts'
 import { echoRoutes, liveToken, type LiveTokens, signedInject } from './gateway.ts'
 import { type TestRedis } from './redis.ts'
 import { type FastifyInstance } from 'fastify'
@@ -47,18 +47,12 @@ export async function fuzzGateway (t: Test, redis: TestRedis): Promise<FuzzGatew
   return { app, store, port: (app.server.address() as { port: number }).port }
 }
 
-async function signedIn (app: FastifyInstance, user: { username: string, password: string }): Promise<InjectBrowser> {
-  const browser = new InjectBrowser(app)
-  await browser.signIn(user.username, user.password)
-  return browser
-}
-
 export async function provision (app: FastifyInstance): Promise<World> {
   const main = await liveToken(app)
   const spare = await liveToken(app)
   const user = await addUser(app.macgate.store)
-  const browser = await signedIn(app, user)
-  const exit = await signedIn(app, user)
+  const browser = await signedInBrowser(app, user)
+  const exit = await signedInBrowser(app, user)
   const codes: string[] = []
   for (let i = 0; i < 30; i++) {
     const answer = await browser.decide(authorizeUrl({ client_id: spare.clientId, redirect_uri: REDIRECT_URI, response_type: 'code', scope: '1 3' }), 'allow')
