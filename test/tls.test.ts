@@ -77,6 +77,14 @@ async function https1 (port: number, path: string, headers: Record<string, strin
 }
 
 /** The certificate a fresh handshake gets, by serial number (and the handshake's protocol). */
+/** An HTTP/1.1 connection over TLS, handshaken; its errors are the test's to watch for by its state. */
+async function http1Connection (port: number, ca: TestCa): Promise<TLSSocket> {
+  const socket = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
+  socket.on('error', () => {})
+  await once(socket, 'secureConnect')
+  return socket
+}
+
 async function handshake (port: number, servername?: string): Promise<{ serial: string, protocol: string | null }> {
   const socket = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, ...(servername === undefined ? { checkServerIdentity: () => undefined } : { servername }) })
   socket.on('error', () => {})
@@ -333,18 +341,14 @@ t.test('HTTP/1.1 over TLS keeps the client timeouts: handshake, headers, request
     t.ok(await eventually(async () => silent.destroyed || silent.readableEnded, 3000, 20), `${http2 ? 'h2 server' : 'https server'}: a connection that never starts its handshake is closed`)
     t.ok(Date.now() - openedAt < 2000, `within headersMs and a tick (${Date.now() - openedAt} ms)`)
 
-    const partial = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
-    partial.on('error', () => {})
-    await once(partial, 'secureConnect')
+    const partial = await http1Connection(port, ca)
     partial.write('GET /health/live HTTP/1.1\r\nHost: localhost\r\n')
     const received: Buffer[] = []
     partial.on('data', (chunk: Buffer) => received.push(chunk))
     t.ok(await eventually(async () => partial.destroyed || partial.readableEnded, 3000, 20), 'headers never finished: closed')
     t.match(Buffer.concat(received).toString('latin1'), /^(HTTP\/1\.1 408|)/, 'with a 408, or just closed')
 
-    const upload = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
-    upload.on('error', () => {})
-    await once(upload, 'secureConnect')
+    const upload = await http1Connection(port, ca)
     let uploaded = ''
     upload.on('data', (chunk: Buffer) => { uploaded += chunk.toString('latin1') })
     upload.write('POST /oauth2/rfc/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type=')
@@ -352,9 +356,7 @@ t.test('HTTP/1.1 over TLS keeps the client timeouts: handshake, headers, request
     t.ok(await eventually(async () => upload.destroyed || upload.readableEnded, 3000, 20), 'a body that does not arrive: closed')
     t.match(uploaded, /^HTTP\/1\.1 408/, `with a 408 after requestMs (${Date.now() - sentAt} ms)`)
 
-    const kept = tlsConnect({ host: '127.0.0.1', port, ca: ca.pem, servername: 'localhost', ALPNProtocols: ['http/1.1'] })
-    kept.on('error', () => {})
-    await once(kept, 'secureConnect')
+    const kept = await http1Connection(port, ca)
     let answer = ''
     kept.on('data', (chunk: Buffer) => { answer += chunk.toString('latin1') })
     kept.write('GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n')
@@ -390,6 +392,7 @@ t.test('HTTP/2 keeps them too: a first stream within headersMs, an idle session 
   upload.on('error', () => {})
   await once(upload, 'close')
   t.equal((await h2Request(slow, { ':path': '/health/live' })).status, 200, 'and the session goes on')
+  // An absence: no event to wait for, so a moment of real time for a late line to be written.
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.same(log.lines.filter((line) => (line.level as number) >= 50), [], 'nothing logged at error: the request cut short is no fault')
 })
@@ -405,6 +408,7 @@ t.test('HTTP/2: a bound on concurrent streams, GOAWAY on close with the stream i
 
   const inflight = Array.from({ length: 5 }, async () => await h2Request(h2, signedHeaders(port, '/slow', tokens)))
   t.ok(await eventually(async () => upstream.received.length === 3, 5000, 10), 'three requests reached the upstream')
+  // An absence (no fourth request): only real time shows it.
   await new Promise((resolve) => setTimeout(resolve, 300))
   t.equal(upstream.received.length, 3, 'and no more while those three are open: the other two wait')
   const goaway = once(h2, 'goaway')
