@@ -65,7 +65,11 @@ export function nonceAt (offsetMinutes = 0, random: string | number = randomInt(
   return `${random}:${Math.floor(Date.now() / 60000) + offsetMinutes}`
 }
 
-/** Waits when within 1.5 s of a minute boundary, so a nonce's minute cannot turn while a test runs. */
+/**
+ * Waits when within 1.5 s of a minute boundary, so a nonce's minute cannot turn while a test runs.
+ * Real time: these tests sign by the wall clock, as clients do, and the gateway reads it too; a
+ * stepped clock would have to reach every signing helper (it waits in 1 case of 40).
+ */
 export async function awayFromMinuteEdge (): Promise<void> {
   const intoMinute = Date.now() % 60000
   if (intoMinute > 58500) await new Promise((resolve) => setTimeout(resolve, 60000 - intoMinute + 100))
