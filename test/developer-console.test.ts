@@ -12,7 +12,8 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 import { recordingUpstream, signedInject } from './helpers/gateway.ts'
 import { startRedis } from './helpers/redis.ts'
-import { cli, cliEnv } from './helpers/cli.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
 import type { GatewayConfig } from '../gateway/config.ts'
 
 const CONSOLE = '/oauth2/developer'
@@ -317,17 +318,17 @@ t.test('macgate users update NAME --developer / --no-developer, on the shared st
   const browser = new InjectBrowser(app)
   await browser.signIn(user.username, user.password)
   t.equal((await browser.get(CONSOLE)).statusCode, 403, 'not yet')
-  const on = await cli(['users', 'update', 'ivy', '--developer'], env)
+  const on = await runInProcess(['users', 'update', 'ivy', '--developer'], env)
   t.equal(on.code, 0, on.stderr)
   t.equal(on.stdout, 'ivy may now use the developer console\n')
   t.equal((await browser.get(CONSOLE)).statusCode, 200, 'a developer now, on the running gateway')
-  const off = await cli(['users', 'update', 'ivy', '--no-developer'], env)
+  const off = await runInProcess(['users', 'update', 'ivy', '--no-developer'], env)
   t.equal(off.stdout, 'ivy may no longer use the developer console\n')
   t.equal((await browser.get(CONSOLE)).statusCode, 403, 'no longer')
   t.ok(await store.getUserByName('ivy').then((record) => record?.passwordHash.startsWith('scrypt$')), 'the rest of the record kept')
-  const unknown = await cli(['users', 'update', 'nobody', '--developer'], env)
+  const unknown = await runInProcess(['users', 'update', 'nobody', '--developer'], env)
   t.not(unknown.code, 0)
   t.match(unknown.stderr, 'no user nobody')
-  const bare = await cli(['users', 'update', 'ivy'], env)
+  const bare = await runInProcess(['users', 'update', 'ivy'], env)
   t.match(bare.stderr, 'users update needs --developer or --no-developer')
 })

@@ -57,7 +57,7 @@ export async function addPublicClient (store: Store, overrides: Omit<Partial<New
 /**
  * The fixture users' password cost: scrypt at N=2^10 (1 MiB, a few ms), not the default 2^15 (32 MiB,
  * 180 ms here). Sign-in reads the cost from the stored hash, so the check is the same code; users made
- * through the CLI, the admin API and `start` keep the default (admin-api.test.ts asserts it).
+ * through the CLI, the admin API and `start` keep the default (admin-api-users.test.ts asserts it).
  */
 const FIXTURE_PASSWORD_COST = { N: 2 ** 10, r: 8, p: 1 }
 
