@@ -11,9 +11,6 @@ import { freePort, startRedis } from './helpers/redis.ts'
 // CLI subprocesses, each loading the TypeScript sources: more than the default file timeout on a
 // slow shared machine.
 t.setTimeout(300_000)
-// Side by side: the subprocesses' seconds of loading and of waiting on Redis overlap (each
-// subtest has its own Redis, port and processes).
-t.jobs = 3
 
 const PREFIX = '&&&START&&&'
 
