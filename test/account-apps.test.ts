@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import type { AuditEvent } from '../plugin/index.ts'
-import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI, type TestApp } from './helpers/app.ts'
 import { signedInject } from './helpers/gateway.ts'
 import { liveGateway, pollUntilRefused, refreshExchange, signedGet, tokenRequest } from './helpers/live.ts'
 import { startRedis } from './helpers/redis.ts'
@@ -59,15 +59,21 @@ async function authorizeApp (t: Test, app: FastifyInstance, browser: InjectBrows
   return answer.body as unknown as Tokens
 }
 
+/** The gateway on the embedded store, with every audit event it records kept. */
+async function auditedApp (t: Test): Promise<TestApp & { events: AuditEvent[] }> {
+  const { app, store } = await buildTestApp(t)
+  const events: AuditEvent[] = []
+  app.macgate.events.on('audit', (event) => { events.push(event) })
+  return { app, store, events }
+}
+
 async function apiCall (app: FastifyInstance, url: string, tokens: Tokens): Promise<LightMyRequestResponse> {
   return await signedInject(app, { url, token: tokens.access_token, macKey: tokens.mac_key })
 }
 
 t.test('the apps page lists what the user authorized; Remove access revokes it and asks again', async (t) => {
   const started = Date.now()
-  const { app, store } = await buildTestApp(t)
-  const events: AuditEvent[] = []
-  app.macgate.events.on('audit', (event) => { events.push(event) })
+  const { app, store, events } = await auditedApp(t)
   const printer = await addClient(store, { name: 'Photo Printer', scope: '1 3' })
   const calendar = await addClient(store, { name: 'Calendar Sync', scope: '4 6' })
   const elsewhere = await addClient(store, { name: 'Somebody Else\'s App', scope: '1' })
@@ -238,9 +244,7 @@ t.test('a forged ?removed= of an app still authorized shows no notice; names are
 })
 
 t.test('a removal left half-done is listed to finish; a removed client is hidden; removing nothing says nothing', async (t) => {
-  const { app, store } = await buildTestApp(t)
-  const events: AuditEvent[] = []
-  app.macgate.events.on('audit', (event) => { events.push(event) })
+  const { app, store, events } = await auditedApp(t)
   const halfRemoved = await addClient(store, { name: 'Half Removed', scope: '1' })
   const gone = await addClient(store, { name: 'Gone Client', scope: '1' })
   const never = await addClient(store, { name: 'Never Authorized', scope: '1' })

@@ -2,13 +2,10 @@
 // the app and what it may do, click "Remove access", see the notice and the app gone; the page is
 // photographed at a desktop and a phone width (no horizontal scrolling) into the test's own dir.
 import { existsSync } from 'node:fs'
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Page } from 'playwright-core'
 import t from 'tap'
 import { addClient, addUser, buildTestApp, callToken } from './helpers/app.ts'
-import { checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
+import { callbackPage, checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
 import { signedInject } from './helpers/gateway.ts'
 
 /** How a permissions list is drawn: its items' bullet, its border, its left padding. */
@@ -27,12 +24,7 @@ async function listLook (tab: Page, selector: string): Promise<{ bullet: string,
 t.test('authorized apps in Chromium: listed with permissions, Remove access, notice, gone', { skip: skipWithoutChromium }, async (t) => {
   const { app, store } = await buildTestApp(t)
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
-  // The client app's callback: a page; the test exchanges the code itself.
-  const callback = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Callback</title><h1 id="callback">back at the app</h1>'))
-  callback.listen(0, '127.0.0.1')
-  await once(callback, 'listening')
-  t.teardown(() => { callback.closeAllConnections(); callback.close() })
-  const redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`
+  const redirectUri = await callbackPage(t)
   const printer = await addClient(store, { name: 'Photo Printer', scope: '1 3 4 6', redirectUris: [redirectUri] })
   const user = await addUser(store, 'alice', 'correct horse battery')
   const browser = await launch(t)

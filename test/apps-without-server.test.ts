@@ -3,7 +3,6 @@
 // API; it refreshes, revokes and reads every refusal's code. Pages on an origin no client registered,
 // or holding another client's token, cannot read the open API's answers. The shared request vectors
 // run in the page as in Node (client-web.test.ts).
-import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { BrowserContext, Page, Request } from 'playwright-core'
 import t, { type Test } from 'tap'
@@ -15,6 +14,7 @@ import { addClient, addUser, buildTestApp, InjectBrowser } from './helpers/app.t
 import { launch, skipWithoutChromium } from './helpers/browser.ts'
 import { grantTokens } from './helpers/grants.ts'
 import { REQUEST_VECTORS as VECTORS } from './helpers/client-vectors.ts'
+import { listenOnLoopback } from './helpers/listen.ts'
 
 /** The gateway, the demo app at its own origin with its two public clients, and a user. */
 async function startApps (t: Test) {
@@ -34,10 +34,7 @@ async function startApps (t: Test) {
 /** A page on an origin of its own that serves nothing but an empty page. */
 async function startBlankOrigin (t: Test): Promise<string> {
   const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>blank</title>'))
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  return `http://127.0.0.1:${(server.address() as { port: number }).port}`
+  return await listenOnLoopback(t, server)
 }
 
 async function newTab (context: BrowserContext): Promise<Page> {

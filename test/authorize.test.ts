@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import t from 'tap'
 import { escapeHtml } from '../plugin/http/html.ts'
-import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI, signedInBrowser } from './helpers/app.ts'
 
 const CODE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22,}$/ // ≥ 128 random bits after the grant id
 
@@ -108,8 +108,7 @@ t.test('no scope parameter: the client\'s scopes', async (t) => {
   const { app, store } = await buildTestApp(t)
   const { clientId, clientSecret } = await addClient(store, { scope: '1 3 4 6' })
   const user = await addUser(store)
-  const browser = new InjectBrowser(app)
-  await browser.signIn(user.username, user.password)
+  const browser = await signedInBrowser(app, user)
   const base = { client_id: clientId, redirect_uri: REDIRECT_URI }
   const page = await browser.get(authorizeUrl({ ...base, response_type: 'token' }))
   t.ok(page.body.includes('<ul id="permissions"><li>Profile</li><li>Open ID</li><li>Phone number</li><li>Email address</li></ul>'))

@@ -4,12 +4,13 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { mock } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { buildGateway } from '../gateway/index.ts'
 import { MemoryStore, RedisStore, type Store } from '../plugin/index.ts'
 import { hashSecret, mintToken, newGrantId, randomBase64Url } from '../plugin/access/credentials.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { liveToken, signedInject } from './helpers/gateway.ts'
+import { eventually } from './helpers/live.ts'
 import { startRedis } from './helpers/redis.ts'
 import { issue, nonceUse, SECRET } from './helpers/store-suite.ts'
 
@@ -67,29 +68,31 @@ t.test('a gateway on a full embedded nonce set answers 503 96000 past the ceilin
 
 t.test('Redis: a client\'s grant list drops grants past their time, and expires with its last one', async (t) => {
   const redis = await startRedis(t)
-  const store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
+  // The pruning compares with the store's clock, stepped; the key's own expiry is Redis's
+  // (PEXPIREAT, on Redis's real clock), waited for by watching the key.
+  const clock = steppedClock()
+  const store = await new RedisStore(redis.url, { prefix: redis.prefix, clock: clock.now }).connect()
   t.teardown(async () => { await store.close() })
   const key = `${redis.prefix}{c:1000000000000000001}:grants`
   const [short, long] = [newGrantId(), newGrantId()]
-  await store.trackGrant('1000000000000000001', short, Date.now() + 300, 'user-1')
-  await store.trackGrant('1000000000000000001', long, Date.now() + 3_600_000, 'user-1')
-  await store.trackGrant('1000000000000000001', long, Date.now() + 1000, 'user-1')
-  t.ok(Number(await store.redis.zscore(key, long)) > Date.now() + 3_000_000, 'a later call never shortens a grant')
-  await sleep(400)
-  await store.trackGrant('1000000000000000001', newGrantId(), Date.now() + 600, 'user-1')
+  await store.trackGrant('1000000000000000001', short, clock.now() + 300, 'user-1')
+  await store.trackGrant('1000000000000000001', long, clock.now() + 3_600_000, 'user-1')
+  await store.trackGrant('1000000000000000001', long, clock.now() + 1000, 'user-1')
+  t.ok(Number(await store.redis.zscore(key, long)) > clock.now() + 3_000_000, 'a later call never shortens a grant')
+  clock.step(400)
+  await store.trackGrant('1000000000000000001', newGrantId(), clock.now() + 600, 'user-1')
   t.notOk((await store.redis.zrange(key, '0', '-1')).includes(short), 'the expired grant was pruned')
   const other = `${redis.prefix}{c:1000000000000000002}:grants`
-  await store.trackGrant('1000000000000000002', newGrantId(), Date.now() + 200, 'user-1')
-  await sleep(400)
-  t.equal(await store.redis.exists(other), 0, 'the list is gone with its last grant')
+  await store.trackGrant('1000000000000000002', newGrantId(), Date.now() + 100, 'user-1')
+  t.ok(await eventually(async () => await store.redis.exists(other) === 0, 3000, 20), 'the list is gone with its last grant')
 })
 
 t.test('embedded store: a client\'s grant list forgets grants past their time', async (t) => {
   // In-process state: the store's clock is stepped, and its sweep timer with Node's mock timers.
-  let skipped = 0
+  const clock = steppedClock()
   mock.timers.enable({ apis: ['setInterval'] })
   t.teardown(() => { mock.timers.reset() })
-  const store: Store = new MemoryStore({ sweepIntervalMs: 50, clock: () => Date.now() + skipped })
+  const store: Store = new MemoryStore({ sweepIntervalMs: 50, clock: clock.now })
   t.teardown(async () => { await store.close() })
   const clientId = '1000000000000000003'
   await store.saveClient({ id: clientId, name: 'a', secretHash: hashSecret(randomBase64Url(8)), redirectUris: ['https://a.example/cb'], scopes: ['1'], responseTypes: ['code'], grantTypes: ['authorization_code', 'refresh_token'], requirePkce: false, createdAt: Date.now() })
@@ -97,7 +100,7 @@ t.test('embedded store: a client\'s grant list forgets grants past their time', 
   await store.trackGrant(clientId, forgotten.grantId, Date.now() + 100, 'user-1')
   await store.trackGrant(clientId, kept.grantId, Date.now() + 3_600_000, 'user-1')
   for (const issued of [forgotten, kept]) await store.saveTokens(issued.set)
-  skipped += 300
+  clock.step(300)
   mock.timers.tick(300)
   await store.removeClient(clientId)
   t.equal(await store.getAccessToken(kept.accessHash, kept.grantId), undefined, 'a tracked grant is revoked with its client')

@@ -2,12 +2,12 @@
 // exchanges the code server-side. The sign-in and consent pages are checked and photographed at a
 // desktop and a phone width, into the test's fixture dir (TAP_SAVE_FIXTURE=1 keeps them).
 import { existsSync } from 'node:fs'
-import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { BrowserContext, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { addClient, addUser, buildTestApp } from './helpers/app.ts'
 import { backgrounds, checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
+import { listenOnLoopback } from './helpers/listen.ts'
 
 const PREFIX = '&&&START&&&'
 
@@ -46,11 +46,7 @@ async function startClientApp (t: Test, gateway: () => { origin: string, clientI
 <dl><dt>openId</dt><dd id="openid">${escape(String(body.openId))}</dd><dt>scope</dt><dd id="scope">${escape(String(body.scope))}</dd></dl>`))
     }).catch((failure: Error) => send(500, page('Error', `<h1 id="result">${escape(failure.message)}</h1>`)))
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  const { port } = server.address() as { port: number }
-  return { origin: `http://127.0.0.1:${port}`, states, exchanges }
+  return { origin: await listenOnLoopback(t, server), states, exchanges }
 }
 
 /** A tab whose console errors (a failed favicon load among them) land in `errors`. */

@@ -3,42 +3,23 @@
 // on /demo/callback; a reload of it says the sign-in is done; then the demo app on its own origin
 // signs in and calls the open API from the page. The landing page and the demo's last pages are
 // checked and photographed at a desktop and a phone width, into the test's fixture dir.
-import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import t from 'tap'
-import { spawnSource } from './helpers/source.ts'
-import { freePort } from './helpers/redis.ts'
+import { startDemoServer } from './helpers/demo-server.ts'
 import { checkLayout, launch, skipWithoutChromium } from './helpers/browser.ts'
 
 t.test('the demo client signs in and calls the open API in Chromium', { skip: skipWithoutChromium }, async (t) => {
-  const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_PORT: '0' }
-  for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'MACGATE_UPSTREAM', 'HOST', 'NODE_OPTIONS']) delete env[name]
-  const server = spawnSource('gateway/cli.ts', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  const exited = once(server, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
-  t.teardown(() => { if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL') })
-  let stdout = ''
-  let stderr = ''
-  server.stderr!.on('data', (chunk) => { stderr += String(chunk) })
-
   // The banner comes once the server listens; it names the demo user's one-time password.
-  const password = await new Promise<string | undefined>((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), 20_000)
-    server.stdout!.on('data', (chunk) => {
-      stdout += String(chunk)
-      const found = /demo user +username=demo +password=(\S+)/.exec(stdout)
-      if (found !== null) { clearTimeout(timer); resolve(found[1]) }
-    })
-    server.once('exit', () => { clearTimeout(timer); resolve(undefined) })
-  })
+  const demo = await startDemoServer(t, /demo user +username=demo +password=(\S+)/)
+  const { origin, output, exited } = demo
+  const password = demo.banner?.[1]
   t.ok(password, 'the banner names the demo password')
   if (password === undefined) {
-    t.comment(`server output: ${stdout}${stderr}`)
+    t.comment(`server output: ${output.stdout}${output.stderr}`)
     return
   }
-  const origin = `http://127.0.0.1:${port}`
-  t.match(stdout, `demo page    ${origin}/demo`)
-  t.match(stdout, `redirect_uri=${origin}/demo/callback`)
+  t.match(output.stdout, `demo page    ${origin}/demo`)
+  t.match(output.stdout, `redirect_uri=${origin}/demo/callback`)
 
   const browser = await launch(t)
   const shots = t.testdir()
@@ -102,8 +83,8 @@ t.test('the demo client signs in and calls the open API in Chromium', { skip: sk
 
   // The demo app the banner names: an app without a server on an origin of its own, signing in
   // with the code grant and PKCE as a public client, and reading the profile in the page.
-  const appUrl = /demo app +(http:\/\/127\.0\.0\.1:[0-9]+\/) /.exec(stdout)?.[1] ?? ''
-  t.match(stdout, /\n {15}its public clients: code\+PKCE=[1-9][0-9]{18} +implicit=[1-9][0-9]{18}\n/, 'the banner names the demo app and its clients')
+  const appUrl = /demo app +(http:\/\/127\.0\.0\.1:[0-9]+\/) /.exec(output.stdout)?.[1] ?? ''
+  t.match(output.stdout, /\n {15}its public clients: code\+PKCE=[1-9][0-9]{18} +implicit=[1-9][0-9]{18}\n/, 'the banner names the demo app and its clients')
   t.not(new URL(appUrl).origin, origin, 'on an origin of its own')
   await page.goto(appUrl)
   await page.waitForSelector('body[data-ready=true]')
@@ -118,9 +99,9 @@ t.test('the demo client signs in and calls the open API in Chromium', { skip: sk
   t.same(consoleErrors, [], 'no error in the browser console (no missing favicon)')
 
   const sigtermAt = Date.now()
-  server.kill('SIGTERM')
+  demo.process.kill('SIGTERM')
   const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5000).unref())
   const ended = await Promise.race([exited, timeout])
   t.same(ended, [0, null], `the server exits 0 on SIGTERM (${Date.now() - sigtermAt} ms)`)
-  t.notMatch(stdout + stderr, /"level":(50|60)/, 'no error logged')
+  t.notMatch(output.stdout + output.stderr, /"level":(50|60)/, 'no error logged')
 })

@@ -4,13 +4,10 @@
 // rotates its secret (the old one refused at once, the new one refreshing), and deletes it after a
 // confirmation naming the users it signs out (their token refused). Another developer neither sees
 // the app nor reaches it by its id; a user not allowed to develop is refused.
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import t from 'tap'
 import { addUser, buildTestApp, callToken } from './helpers/app.ts'
-import { checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
+import { callbackPage, checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
 import { signedInject } from './helpers/gateway.ts'
 
 async function newTab (browser: Browser, errors: string[]): Promise<Page> {
@@ -23,11 +20,7 @@ async function newTab (browser: Browser, errors: string[]): Promise<Page> {
 t.test('the developer console in Chromium: register, secret once, a user signs in with it, edit, rotate, delete', { skip: skipWithoutChromium }, async (t) => {
   const { app, store } = await buildTestApp(t, { developerConsole: 'developers' })
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
-  const callback = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Callback</title><h1 id="callback">back at the app</h1>'))
-  callback.listen(0, '127.0.0.1')
-  await once(callback, 'listening')
-  t.teardown(() => { callback.closeAllConnections(); callback.close() })
-  const redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`
+  const redirectUri = await callbackPage(t)
   const alice = await addUser(store, 'alice-dev')
   const carol = await addUser(store, 'carol-dev')
   for (const developer of [alice, carol]) await store.updateUser({ ...(await store.getUserByName(developer.username))!, developer: true })

@@ -12,7 +12,8 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import { addClient, addUser, authorizeUrl, buildTestApp, callToken, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 import { recordingUpstream, signedInject } from './helpers/gateway.ts'
 import { startRedis } from './helpers/redis.ts'
-import { cli, cliEnv } from './helpers/cli.ts'
+import { cliEnv } from './helpers/cli.ts'
+import { runInProcess } from './helpers/in-process.ts'
 import type { GatewayConfig } from '../gateway/config/gateway-config.ts'
 
 const CONSOLE = '/oauth2/developer'
@@ -33,18 +34,6 @@ async function admin (t: Test, app: FastifyInstance, options: InjectOptions | st
     t.teardown(async () => await (await server!).close())
   }
   return await (await server).inject(options)
-}
-
-/** A form post with repeated fields (checkboxes), keeping the browser's cookie and CSRF token. */
-async function post (browser: InjectBrowser, url: string, pairs: Array<[string, string]>, { csrf = true } = {}): Promise<LightMyRequestResponse> {
-  const payload = new URLSearchParams([...(csrf ? [['_csrf', browser.lastCsrf] as [string, string]] : []), ...pairs]).toString()
-  const response = await browser.app.inject({ method: 'POST', url, payload, headers: { cookie: browser.cookie, 'content-type': 'application/x-www-form-urlencoded' } })
-  const setCookie = response.headers['set-cookie']
-  const first = Array.isArray(setCookie) ? setCookie[0] : setCookie
-  if (first !== undefined) browser.cookie = first.split(';')[0]!
-  const token = /name="_csrf" value="([^"]+)"/.exec(response.body)
-  if (token !== null) browser.lastCsrf = token[1]!
-  return response
 }
 
 function appForm ({ name = 'Weather Widget', type = 'confidential', redirectUris = [REDIRECT_URI], origins = [] as string[], scopes = ['1', '3'], grants = ['authorization_code'] } = {}): Array<[string, string]> {
@@ -70,7 +59,7 @@ async function developer (t: Test, app: Awaited<ReturnType<typeof buildTestApp>>
 
 async function register (browser: InjectBrowser, form = appForm()): Promise<{ response: LightMyRequestResponse, clientId: string | undefined }> {
   await browser.get(`${CONSOLE}/new`)
-  const response = await post(browser, `${CONSOLE}/apps`, form)
+  const response = await browser.post(`${CONSOLE}/apps`, form)
   const location = response.headers.location
   return { response, clientId: typeof location === 'string' ? location.split('/').pop() : undefined }
 }
@@ -156,9 +145,9 @@ t.test('register, the secret once, edit, rotate, delete; validation as registrat
     t.match(errorOf(response.body), message)
   }
   t.equal((await store.listClients()).length, 0, 'nothing registered by the refusals')
-  const noCsrf = await post(browser, `${CONSOLE}/apps`, appForm(), { csrf: false })
+  const noCsrf = await browser.post(`${CONSOLE}/apps`, appForm(), { csrf: false })
   t.equal(noCsrf.statusCode, 403, 'no CSRF token: refused')
-  const wrongCsrf = await post(browser, `${CONSOLE}/apps`, [['_csrf', 'forged'], ...appForm()], { csrf: false })
+  const wrongCsrf = await browser.post(`${CONSOLE}/apps`, [['_csrf', 'forged'], ...appForm()], { csrf: false })
   t.equal(wrongCsrf.statusCode, 403, 'a forged CSRF token: refused')
   t.equal((await store.listClients()).length, 0, 'nothing registered without the token')
 
@@ -178,10 +167,10 @@ t.test('register, the secret once, edit, rotate, delete; validation as registrat
 
   // Edit: as registration validates; the type is fixed.
   await browser.get(`${CONSOLE}/apps/${clientId!}`)
-  const bad = await post(browser, `${CONSOLE}/apps/${clientId!}`, appForm({ redirectUris: ['ftp://x.example/cb'] }))
+  const bad = await browser.post(`${CONSOLE}/apps/${clientId!}`, appForm({ redirectUris: ['ftp://x.example/cb'] }))
   t.equal(bad.statusCode, 400)
   t.ok(errorOf(bad.body), 'an edit refused with the reason')
-  const edited = await post(browser, `${CONSOLE}/apps/${clientId!}`, appForm({ name: 'Weather Widget 2', redirectUris: [REDIRECT_URI, 'https://app.example.com/other'], scopes: ['1', '4'], type: 'public' }))
+  const edited = await browser.post(`${CONSOLE}/apps/${clientId!}`, appForm({ name: 'Weather Widget 2', redirectUris: [REDIRECT_URI, 'https://app.example.com/other'], scopes: ['1', '4'], type: 'public' }))
   t.equal(edited.statusCode, 303)
   t.match(await store.getClient(clientId!), { name: 'Weather Widget 2', redirectUris: [REDIRECT_URI, 'https://app.example.com/other'], scopes: ['1', '4'], ownerId: userId, quotaPerMinute: 120 })
   t.notOk((await store.getClient(clientId!))?.public, 'the type stays confidential')
@@ -190,23 +179,23 @@ t.test('register, the secret once, edit, rotate, delete; validation as registrat
   // Rotate: the grace choice; the new secret once.
   const before = (await store.getClient(clientId!))!.secretHash
   await browser.get(`${CONSOLE}/apps/${clientId!}`)
-  t.equal((await post(browser, `${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '17']])).statusCode, 400, 'a grace not offered: refused')
-  const rotated = await post(browser, `${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '0']])
+  t.equal((await browser.post(`${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '17']])).statusCode, 400, 'a grace not offered: refused')
+  const rotated = await browser.post(`${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '0']])
   t.equal(rotated.statusCode, 303)
   const after = (await store.getClient(clientId!))!
   t.not(after.secretHash, before, 'a new secret')
   t.ok(after.previousSecretUntil !== undefined && after.previousSecretUntil <= Date.now(), 'grace 0: the old one stops at once')
   const newSecret = secretOf((await browser.get(`${CONSOLE}/apps/${clientId!}`)).body)
   t.ok(newSecret !== undefined && newSecret !== secret, 'the new secret shown once')
-  await post(browser, `${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '86400']])
+  await browser.post(`${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '86400']])
   t.ok((await store.getClient(clientId!))!.previousSecretUntil! > Date.now() + 86_000_000, 'grace a day: the old one keeps working')
 
   // Delete: the confirmation, then gone as `clients remove`.
   const confirm = await browser.get(`${CONSOLE}/apps/${clientId!}/delete`)
   t.match(confirm.body, /signs <strong id="signed-out">0 users<\/strong> out/)
-  t.equal((await post(browser, `${CONSOLE}/apps/${clientId!}/delete`, [], { csrf: false })).statusCode, 403, 'no CSRF token: not deleted')
+  t.equal((await browser.post(`${CONSOLE}/apps/${clientId!}/delete`, [], { csrf: false })).statusCode, 403, 'no CSRF token: not deleted')
   t.ok(await store.getClient(clientId!), 'still there')
-  const deleted = await post(browser, `${CONSOLE}/apps/${clientId!}/delete`, [])
+  const deleted = await browser.post(`${CONSOLE}/apps/${clientId!}/delete`, [])
   t.equal(deleted.statusCode, 303)
   t.equal(await store.getClient(clientId!), undefined, 'deleted')
   t.match((await browser.get(CONSOLE)).body, /id="notice"[^>]*>Deleted Weather Widget 2\./)
@@ -231,7 +220,7 @@ t.test('a public app: no secret, no rotation; a native app gets no implicit gran
   t.notOk(secretOf(page.body), 'no secret to show')
   t.notMatch(page.body, 'id="rotate"', 'no rotation offered')
   t.match(await store.getClient(clientId!), { public: true, requirePkce: true, selfRegistration: { tokenEndpointAuthMethod: 'none' } })
-  t.equal((await post(browser, `${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '0']])).statusCode, 400, 'rotation refused')
+  t.equal((await browser.post(`${CONSOLE}/apps/${clientId!}/rotate`, [['grace', '0']])).statusCode, 400, 'rotation refused')
 })
 
 t.test('another user\'s app: not listed, 404 for every action, unchanged; the limit of apps a user owns', async (t) => {
@@ -251,9 +240,9 @@ t.test('another user\'s app: not listed, 404 for every action, unchanged; the li
       t.match(response.body, 'id="no-such-app"')
     }
     await bob.browser.get(`${CONSOLE}/new`) // a valid CSRF token of bob's own
-    t.equal((await post(bob.browser, `${CONSOLE}/apps/${id}`, appForm({ name: 'Stolen' }))).statusCode, 404, `edit ${id}: 404`)
-    t.equal((await post(bob.browser, `${CONSOLE}/apps/${id}/rotate`, [['grace', '0']])).statusCode, 404, `rotate ${id}: 404`)
-    t.equal((await post(bob.browser, `${CONSOLE}/apps/${id}/delete`, [])).statusCode, 404, `delete ${id}: 404`)
+    t.equal((await bob.browser.post(`${CONSOLE}/apps/${id}`, appForm({ name: 'Stolen' }))).statusCode, 404, `edit ${id}: 404`)
+    t.equal((await bob.browser.post(`${CONSOLE}/apps/${id}/rotate`, [['grace', '0']])).statusCode, 404, `rotate ${id}: 404`)
+    t.equal((await bob.browser.post(`${CONSOLE}/apps/${id}/delete`, [])).statusCode, 404, `delete ${id}: 404`)
   }
   const kept = (await store.getClient(aliceApp!))!
   t.match(kept, { name: 'Alice App' }, 'alice\'s app unchanged')
@@ -315,7 +304,7 @@ for (const kind of ['memory', 'redis'] as const) {
     t.match(home.body, /<code>\/limited\/\*<\/code> <span class="quota-use">2 of 5<\/span> this minute/)
     const confirm = await dev.browser.get(`${CONSOLE}/apps/${clientId!}/delete`)
     t.match(confirm.body, /signs <strong id="signed-out">2 users<\/strong> out/, 'the confirmation says how many')
-    await post(dev.browser, `${CONSOLE}/apps/${clientId!}/delete`, [])
+    await dev.browser.post(`${CONSOLE}/apps/${clientId!}/delete`, [])
     t.equal((await signedInject(app, { url: '/limited/x', token: tokens.access_token!, macKey: tokens.mac_key! })).statusCode, 401, 'deleting revoked its tokens')
     t.equal(await app.macgate.store.countConsents(clientId!), 0, 'its count gone with it')
   })
@@ -329,17 +318,17 @@ t.test('macgate users update NAME --developer / --no-developer, on the shared st
   const browser = new InjectBrowser(app)
   await browser.signIn(user.username, user.password)
   t.equal((await browser.get(CONSOLE)).statusCode, 403, 'not yet')
-  const on = await cli(['users', 'update', 'ivy', '--developer'], env)
+  const on = await runInProcess(['users', 'update', 'ivy', '--developer'], env)
   t.equal(on.code, 0, on.stderr)
   t.equal(on.stdout, 'ivy may now use the developer console\n')
   t.equal((await browser.get(CONSOLE)).statusCode, 200, 'a developer now, on the running gateway')
-  const off = await cli(['users', 'update', 'ivy', '--no-developer'], env)
+  const off = await runInProcess(['users', 'update', 'ivy', '--no-developer'], env)
   t.equal(off.stdout, 'ivy may no longer use the developer console\n')
   t.equal((await browser.get(CONSOLE)).statusCode, 403, 'no longer')
   t.ok(await store.getUserByName('ivy').then((record) => record?.passwordHash.startsWith('scrypt$')), 'the rest of the record kept')
-  const unknown = await cli(['users', 'update', 'nobody', '--developer'], env)
+  const unknown = await runInProcess(['users', 'update', 'nobody', '--developer'], env)
   t.not(unknown.code, 0)
   t.match(unknown.stderr, 'no user nobody')
-  const bare = await cli(['users', 'update', 'ivy'], env)
+  const bare = await runInProcess(['users', 'update', 'ivy'], env)
   t.match(bare.stderr, 'users update needs --developer or --no-developer')
 })

@@ -3,7 +3,6 @@
 // verification_uri_complete, signing in, confirming the prefilled code, seeing the app and its
 // permissions with the warning, and allowing: login writes its token. Then a code typed by hand
 // (lower case, no dash) and denied: the device is told access_denied.
-import { once } from 'node:events'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,38 +11,16 @@ import t from 'tap'
 import { failure, main } from '../gateway/commands/main.ts'
 import { checkLayout, launch, signIn, skipWithoutChromium } from './helpers/browser.ts'
 import { capture } from './helpers/capture.ts'
-import { freePort } from './helpers/redis.ts'
-import { spawnSource } from './helpers/source.ts'
+import { startDemoServer } from './helpers/demo-server.ts'
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 t.test('the verification page in Chromium: sign in, the code, allow and deny', { skip: skipWithoutChromium }, async (t) => {
-  const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_PORT: '0' }
-  for (const name of ['REDIS_URL', 'MACGATE_REDIS_PREFIX', 'MACGATE_SECRET', 'MACGATE_UPSTREAM', 'HOST', 'NODE_OPTIONS']) delete env[name]
-  const server = spawnSource('gateway/cli.ts', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  const exited = once(server, 'exit')
-  t.teardown(async () => {
-    if (server.exitCode === null && server.signalCode === null) {
-      server.kill('SIGTERM')
-      await exited
-    }
-  })
-  let stdout = ''
-  let stderr = ''
-  server.stderr!.on('data', (chunk) => { stderr += String(chunk) })
-  const banner = await new Promise<RegExpExecArray | undefined>((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), 20_000)
-    server.stdout!.on('data', (chunk) => {
-      stdout += String(chunk)
-      const found = /demo user +username=demo +password=(\S+)[\s\S]*demo device +macgate login --issuer (\S+) --client-id (\d+)/.exec(stdout)
-      if (found !== null) { clearTimeout(timer); resolve(found) }
-    })
-    server.once('exit', () => { clearTimeout(timer); resolve(undefined) })
-  })
-  if (banner === undefined) throw new Error(`no banner: ${stdout}${stderr}`)
+  const demo = await startDemoServer(t, /demo user +username=demo +password=(\S+)[\s\S]*demo device +macgate login --issuer (\S+) --client-id (\d+)/)
+  const { banner } = demo
+  if (banner === undefined) throw new Error(`no banner: ${demo.output.stdout}${demo.output.stderr}`)
   const [, password, issuer, clientId] = banner as unknown as [string, string, string, string]
-  t.equal(issuer, `http://127.0.0.1:${port}`, 'the demo\'s issuer is its origin')
+  t.equal(issuer, demo.origin, 'the demo\'s issuer is its origin')
 
   // macgate login, as the banner says, in this process; its output is watched for the code.
   const home = await mkdtemp(join(tmpdir(), 'macgate-device-browser-'))

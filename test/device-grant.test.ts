@@ -12,14 +12,13 @@ import { createSignedFetch } from '../plugin/client/index.ts'
 import { RedisStore } from '../plugin/store/redis/redis-store.ts'
 import { addUser, InjectBrowser } from './helpers/app.ts'
 import { addDeviceClient, decideDevice, DEVICE_GRANT } from './helpers/device.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { freePort, startRedis } from './helpers/redis.ts'
 
 const redis = await startRedis(t)
 const secret = randomBytes(32).toString('base64url')
-let offset = 0
 /** Every instance's clock: real time plus what the test stepped. */
-const clock = () => Date.now() + offset
-const step = (ms: number) => { offset += ms }
+const { now: clock, step } = steppedClock()
 
 async function instance (config: Partial<GatewayConfig>, port = 0) {
   const store = await new RedisStore(redis.url, { prefix: redis.prefix, clock }).connect()

@@ -3,14 +3,12 @@
 // code entry, confirmation, CSRF), every poll answer, and the wrong-code limits.
 import t from 'tap'
 import { addClient, addUser, buildTestApp, InjectBrowser } from './helpers/app.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { addDeviceClient, decideDevice, DEVICE_GRANT, pollDevice, startDevice, type DeviceAnswer } from './helpers/device.ts'
 
 const ISSUER = 'https://accounts.example.com'
 
-function steppedClock () {
-  let now = Date.UTC(2026, 10, 26, 12)
-  return { clock: () => now, step: (ms: number) => { now += ms } }
-}
+const START = Date.UTC(2026, 10, 26, 12)
 
 t.test('the device authorization answer: codes, URIs, lifetime, interval', async (t) => {
   const { app, store } = await buildTestApp(t, { issuer: ISSUER })
@@ -70,7 +68,7 @@ t.test('the device authorization endpoint is limited per address', async (t) => 
 })
 
 t.test('polls: pending, slow_down, approved once, then invalid_grant', async (t) => {
-  const { clock, step } = steppedClock()
+  const { now: clock, step } = steppedClock(START)
   const { app, store } = await buildTestApp(t, { issuer: ISSUER, clock })
   const events: string[] = []
   app.macgate.events.on('audit', (event) => { if (event.type.startsWith('device.')) events.push(event.type) })
@@ -115,7 +113,7 @@ t.test('polls: pending, slow_down, approved once, then invalid_grant', async (t)
 })
 
 t.test('polls: denied, expired, another client, a forged code; the Xiaomi endpoint has no device grant', async (t) => {
-  const { clock, step } = steppedClock()
+  const { now: clock, step } = steppedClock(START)
   const { app, store } = await buildTestApp(t, { issuer: ISSUER, clock })
   const { clientId } = await addDeviceClient(store)
   const other = await addDeviceClient(store)
@@ -149,7 +147,7 @@ t.test('polls: denied, expired, another client, a forged code; the Xiaomi endpoi
 })
 
 t.test('the verification page: sign-in first, the code prefilled but confirmed, CSRF', async (t) => {
-  const { clock, step } = steppedClock()
+  const { now: clock, step } = steppedClock(START)
   const { app, store } = await buildTestApp(t, { issuer: ISSUER, clock })
   const { clientId } = await addDeviceClient(store, { name: 'Kitchen Radio' })
   const started = (await startDevice(app, { client_id: clientId, scope: '1 3' })).body as DeviceAnswer

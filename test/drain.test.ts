@@ -1,7 +1,6 @@
 // Draining in process (drain.ts): readiness turns 503 at once, and a request still running after
 // drainMs has its connection cut so that the stop cannot hang. The whole SIGTERM path of a real
 // `macgate start` is in test/reload-load.test.ts.
-import { once } from 'node:events'
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { buildGateway, drainAndClose, parseConfig } from '../gateway/index.ts'
@@ -9,20 +8,16 @@ import { MemoryStore } from '../plugin/index.ts'
 import { signRequest } from '../plugin/client/index.ts'
 import { liveToken } from './helpers/gateway.ts'
 import { memoryLog } from './helpers/memory-log.ts'
+import { listenOnLoopback } from './helpers/listen.ts'
 
 t.test('a request still running after drainMs is cut, and the close completes', async (t) => {
   const waiting: ServerResponse[] = []
   const hung = createServer((_request, response) => { waiting.push(response) })
-  hung.listen(0, '127.0.0.1')
-  await once(hung, 'listening')
-  t.teardown(() => {
-    hung.closeAllConnections()
-    hung.close()
-  })
+  const hungUrl = await listenOnLoopback(t, hung)
   const log = memoryLog()
   const store = new MemoryStore()
   t.teardown(async () => await store.close())
-  const config = parseConfig({ upstream: `http://127.0.0.1:${(hung.address() as { port: number }).port}`, routes: [{ path: '/hang' }], drainMs: 300 })
+  const config = parseConfig({ upstream: hungUrl, routes: [{ path: '/hang' }], drainMs: 300 })
   const app = await buildGateway({ store, config, logger: { level: 'info', stream: log.stream } })
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
   const token = await liveToken(app)

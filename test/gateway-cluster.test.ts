@@ -8,7 +8,7 @@ import { addClient } from './helpers/app.ts'
 import { cliEnv } from './helpers/cli.ts'
 import { runInProcess } from './helpers/in-process.ts'
 import { gatewayPairSuite } from './helpers/gateway-pair-suite.ts'
-import { liveGateway, signedGet, type ApiAnswer } from './helpers/live.ts'
+import { eventually, liveGateway, signedGet, type ApiAnswer } from './helpers/live.ts'
 import { startRedisCluster } from './helpers/redis-cluster.ts'
 
 const cluster = await startRedisCluster(t)
@@ -68,12 +68,17 @@ t.test('a master killed under signed load: 503s while its slots move, then recov
     }
   }
   const loops = Array.from({ length: 6 }, async (_, worker) => await loop(worker))
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.ok(await eventually(async () => calls.length >= 60, 10_000, 10), 'the load runs before the kill')
   const killedAt = Date.now()
   await cluster.kill(victim)
   await cluster.settled()
   const settledAt = Date.now()
-  await new Promise((resolve) => setTimeout(resolve, 3000))
+  // The load runs on until the recovery shows (the last 100 calls, all after the cluster settled,
+  // accepted and for every token), or for the 15 s the refusals may last.
+  await eventually(async () => {
+    const last = calls.slice(-100)
+    return last.length === 100 && last.every(({ at, answer }) => at > settledAt && answer.status === 200) && new Set(last.map(({ token }) => token)).size === tokens.length
+  }, 15_000, 50)
   running = false
   await Promise.all(loops)
 

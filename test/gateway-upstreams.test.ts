@@ -10,6 +10,7 @@ import { buildGateway } from '../gateway/index.ts'
 import type { GatewayConfig, RouteRule } from '../gateway/config/gateway-config.ts'
 import { MemoryStore } from '../plugin/index.ts'
 import { API_HOST, defaultAuthorization, hmac, liveToken, nonceAt, signedInject, signedString, type LiveTokens } from './helpers/gateway.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { eventually } from './helpers/live.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { parseMetrics } from './helpers/metrics-text.ts'
@@ -137,7 +138,8 @@ t.test('a slow service fills its own pool only: past its bound 503 at once, othe
   const other = await answeringUpstream(t, 'other')
   const { call, app } = await gateway(t, {
     routes: [route('/slow/*', hanging.url), route('/other/*', other.url)],
-    timeouts: { connectMs: 1000, headersMs: 3000, bodyIdleMs: 3000 },
+    // Long enough for the checks below to see the four held; each pair then waits it out in turn.
+    timeouts: { connectMs: 1000, headersMs: 1500, bodyIdleMs: 1500 },
     upstreamPool: { connections: 2, maxWaiting: 2, ejectAfterFailures: 3, ejectMs: 10_000 }
   })
   // 4 fill the slow service's pool and its waiting room (2 connections + 2 waiting).
@@ -193,6 +195,7 @@ t.test('three instances, one killed under load: 502 only for what was in flight 
   const ejections = metrics.value('macgate_upstream_ejections_total', { upstream: name })!
   t.ok(ejections >= 1, `the dead instance was ejected (${ejections} times: each cool-down lets one request try it again)`)
   t.ok(metrics.value('macgate_upstream_failures_total', { upstream: name, cause: 'refused' })! >= 2, 'after its refusals')
+  // The cool-down is on the upstream pool's own clock, which the gateway does not take: waited out.
   await new Promise((resolve) => setTimeout(resolve, 600))
   const refusedBefore = parseMetrics(await app.macgate.metrics.registry.metrics()).value('macgate_upstream_failures_total', { upstream: name, cause: 'refused' })!
   const before = instances[0]!.received.length + instances[1]!.received.length
@@ -279,15 +282,15 @@ t.test('causes: undici\'s and the socket\'s codes, each to its answer', async (t
 t.test('the failure log: one line a second per upstream and cause, with the count left out', async (t) => {
   const log = memoryLog()
   const { default: pino } = await import('pino')
-  let now = 10_000
-  const failures = new FailureLog(pino(log.stream), () => now)
+  const clock = steppedClock(10_000)
+  const failures = new FailureLog(pino(log.stream), clock.now)
   for (let i = 0; i < 5; i++) failures.failed('http://a', 'http://a', 'refused', new Error('connect ECONNREFUSED'))
   failures.failed('http://a', 'http://a', 'reset', new Error('other side closed'))
   failures.failed('http://b', 'http://b', 'refused', new Error('connect ECONNREFUSED'))
   failures.failed('http://a', 'http://a', 'caller_gone', new Error('aborted'))
-  now += 999
+  clock.step(999)
   failures.failed('http://a', 'http://a', 'refused', undefined)
-  now += 1
+  clock.step(1)
   failures.failed('http://a', 'http://a', 'refused', undefined)
   await new Promise((resolve) => setImmediate(resolve))
   t.same(log.lines.map(({ upstream, cause, suppressed }) => [upstream, cause, suppressed]), [

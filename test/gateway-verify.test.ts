@@ -10,6 +10,7 @@ import { newGrantId, mintToken } from '../plugin/access/credentials.ts'
 import { MemoryStore } from '../plugin/store/memory/memory-store.ts'
 import { buildGateway } from '../gateway/index.ts'
 import { buildTestApp, callToken, REDIRECT_URI } from './helpers/app.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { API_HOST, awayFromMinuteEdge, buildTestGateway, echoRoutes, hmac, liveToken, nonceAt, openApiError, signedInject, signedString } from './helpers/gateway.ts'
 
 interface HeaderSample { header: string, nonce: string, sent_by?: string, why?: string }
@@ -134,11 +135,11 @@ t.test('rejections, each with its status and code', async (t) => {
 
 t.test('an expired token: 96008 even after it was cached', async (t) => {
   // The plugin's clock, stepped past the token's second instead of waiting it out.
-  let skipped = 0
-  const { app } = await buildTestApp(t, { accessTokenTtl: 1, clock: () => Date.now() + skipped })
+  const clock = steppedClock()
+  const { app } = await buildTestApp(t, { accessTokenTtl: 1, clock: clock.now })
   const token = await liveToken(app)
   t.equal((await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })).statusCode, 200)
-  skipped += 1200
+  clock.step(1200)
   const response = await signedInject(app, { url: '/user/profile', token: token.accessToken, macKey: token.macKey })
   t.equal(response.statusCode, 401)
   t.same(response.json(), BAD_TOKEN)

@@ -4,13 +4,10 @@ import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { NonceBuckets } from '../plugin/store/memory/nonce-buckets.ts'
 import { MemoryStore } from '../plugin/store/memory/memory-store.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { nonceUse } from './helpers/store-suite.ts'
 
-/** A clock the test steps: no sleeping. */
-function steppedClock (start = 1_700_000_000_000): { now: () => number, step: (ms: number) => void } {
-  let at = start
-  return { now: () => at, step: (ms) => { at += ms } }
-}
+const START = 1_700_000_000_000
 
 const key = (high: number, low: number): Buffer => {
   const buffer = Buffer.alloc(8)
@@ -20,7 +17,7 @@ const key = (high: number, low: number): Buffer => {
 }
 
 t.test('a key is fresh once per minute\'s bucket; the bucket goes whole when its minute leaves the window', async (t) => {
-  const clock = steppedClock()
+  const clock = steppedClock(START)
   const nonces = new NonceBuckets({ clock: clock.now })
   t.equal(nonces.add(key(1, 2), 100, 360), true, 'fresh')
   t.equal(nonces.add(key(1, 2), 100, 360), false, 'replayed')
@@ -39,7 +36,7 @@ t.test('a key is fresh once per minute\'s bucket; the bucket goes whole when its
 })
 
 t.test('a minute is kept as long as the longest lifetime asked for it', async (t) => {
-  const clock = steppedClock()
+  const clock = steppedClock(START)
   const nonces = new NonceBuckets({ clock: clock.now })
   t.equal(nonces.add(key(1, 1), 100, 60), true)
   t.equal(nonces.add(key(1, 2), 100, 120), true, 'a verifier with a wider skew keeps minute 100 longer')
@@ -53,7 +50,7 @@ t.test('a minute is kept as long as the longest lifetime asked for it', async (t
 })
 
 t.test('the rollover: each minute its own bucket, dropped in turn, the held count following', async (t) => {
-  const clock = steppedClock()
+  const clock = steppedClock(START)
   const nonces = new NonceBuckets({ clock: clock.now })
   // Six minutes of traffic, 1,000 nonces a minute, each minute kept until 6 minutes after it began.
   for (let minute = 0; minute < 12; minute++) {
@@ -87,7 +84,7 @@ t.test('the all-zero key (an empty place\'s mark) is kept like any other', async
 })
 
 t.test('the ceiling refuses 503 96000 only while every place holds a live nonce', async (t) => {
-  const clock = steppedClock()
+  const clock = steppedClock(START)
   const store = new MemoryStore({ maxNonces: 3, clock: clock.now })
   t.teardown(async () => { await store.close() })
   const minute = 5

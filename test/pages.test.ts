@@ -4,7 +4,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildGateway } from '../gateway/index.ts'
 import { FAVICON_SVG, MemoryStore } from '../plugin/index.ts'
-import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
+import { addClient, addUser, authorizeAndAllow, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI, signedInBrowser } from './helpers/app.ts'
 
 const PAGE_HEADERS = { 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'", 'referrer-policy': 'no-referrer' }
 
@@ -110,9 +110,7 @@ t.test('the sign-in page names the registered app it continues to, escaped', asy
 t.test('the consent page: Allow is the primary action, Deny the secondary', async (t) => {
   const { app, store } = await buildTestApp(t)
   const { clientId } = await addClient(store)
-  const user = await addUser(store)
-  const browser = new InjectBrowser(app)
-  await browser.signIn(user.username, user.password)
+  const browser = await signedInBrowser(app, await addUser(store))
   const page = await browser.get(authorizeUrl({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code' }))
   assertPage(t, page)
   t.match(page.body, /<div class="actions">\s*<button type="submit" name="decision" value="allow">Allow<\/button><button type="submit" name="decision" value="deny" class="secondary">Deny<\/button><\/div>/)

@@ -9,6 +9,7 @@ import t, { type Test } from 'tap'
 import { grantAccessToken, updateClient } from '../plugin/index.ts'
 import { MAX_LABELLED_CLIENTS } from '../plugin/mac/quota-refusals.ts'
 import { addClient, buildTestApp } from './helpers/app.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { startRedis } from './helpers/redis.ts'
 import { liveToken, nonceAt, signedInject, type LiveTokens } from './helpers/gateway.ts'
 import { quotaUses } from '../gateway/commands/client-show.ts'
@@ -39,8 +40,8 @@ for (const store of ['memory', 'redis'] as const) {
     const upstream = await countingUpstream(t)
     // 10 s into this minute's window. The verifier reads this one clock for the nonce's freshness
     // too: the nonces, signed by the real clock, stay within the skew of it.
-    let now = Math.floor(Date.now() / 60_000) * 60_000 + 10_000
-    const { app, store: backing } = await buildTestApp(t, { store, upstream: upstream.url, routes, clock: () => now })
+    const clock = steppedClock(Math.floor(Date.now() / 60_000) * 60_000 + 10_000)
+    const { app, store: backing } = await buildTestApp(t, { store, upstream: upstream.url, routes, clock: clock.now })
     const call = async (tokens: LiveTokens, path: string, nonce?: string) => await signedInject(app, { url: path, token: tokens.accessToken, macKey: tokens.macKey, ...(nonce !== undefined && { nonce }) })
     const refusals: unknown[] = []
     app.macgate.events.on('quota.exceeded', (event) => refusals.push(event))
@@ -68,7 +69,7 @@ for (const store of ['memory', 'redis'] as const) {
     const metrics = await app.macgate.metrics.registry.getSingleMetricAsString('macgate_quota_rejections_total')
     t.match(metrics, `macgate_quota_rejections_total{client="${tokens.clientId}"} 2`)
 
-    t.same(await quotaUses(backing, (await backing.getClient(tokens.clientId))!, routes, now),
+    t.same(await quotaUses(backing, (await backing.getClient(tokens.clientId))!, routes, clock.now()),
       [{ route: '/limited/*', perMinute: 3, from: 'route', used: 3 }, { route: '/other/*', perMinute: 3, from: 'route', used: 0 }], 'clients show counts the window')
 
     const other = await call(tokens, '/other/a')
@@ -82,7 +83,7 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal(forged.headers['ratelimit-policy'], '"per-minute";q=3;w=60', 'every answer of a limited route has the policy')
     t.equal(forged.headers.ratelimit, undefined, 'no count for a caller not proven')
 
-    now += 50_000
+    clock.step(50_000)
     const retried = await call(tokens, '/limited/b', nonce)
     t.equal(retried.statusCode, 200, 'the next window opens on time, and the refused nonce was not spent')
     t.equal(retried.headers.ratelimit, '"per-minute";r=2;t=60')

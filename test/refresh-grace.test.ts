@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { addClient, buildTestApp, callToken, obtainCode } from './helpers/app.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { assertTokenSet, codeParams, refreshParams } from './helpers/token-checks.ts'
 
 async function setup (t: Test, store: 'memory' | 'redis', refreshReuseGraceSeconds: number, clock?: () => number) {
@@ -15,8 +16,8 @@ async function setup (t: Test, store: 'memory' | 'redis', refreshReuseGraceSecon
 
 for (const store of ['memory', 'redis'] as const) {
   t.test(`${store}: a repeat within the grace gets the same successor; racing refreshes both do`, async (t) => {
-    let skipped = 0
-    const { app, client, issued } = await setup(t, store, 1, () => Date.now() + skipped)
+    const clock = steppedClock()
+    const { app, client, issued } = await setup(t, store, 1, clock.now)
     const first = await callToken(app, refreshParams(client, issued.refresh_token))
     const again = await callToken(app, refreshParams(client, issued.refresh_token))
     t.equal(again.status, 200)
@@ -30,7 +31,7 @@ for (const store of ['memory', 'redis'] as const) {
     // The grace is the store's: Redis keeps it as a key's TTL (waited for); the embedded store by
     // its clock, the plugin's, stepped.
     if (store === 'redis') await sleep(1100)
-    else skipped += 1100
+    else clock.step(1100)
     const late = await callToken(app, refreshParams(client, (first.body as { refresh_token: string }).refresh_token))
     t.equal(late.status, 400)
     t.same(late.body, { error: 96009, error_description: 'refresh token already used' }, 'past the grace, reuse is refused...')

@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { buildAdminServer } from '../gateway/index.ts'
 import { createRegistrationToken, registerClient, ScopeRegistry } from '../plugin/index.ts'
 import { buildTestApp } from './helpers/app.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { startRedis } from './helpers/redis.ts'
 
 const REDIRECT = 'https://dev.example/cb'
@@ -107,14 +108,13 @@ t.test('every metadata error, in RFC 7591 §3.2.2 form', async (t) => {
 })
 
 t.test('token mode: the initial access token missing, unknown, used up, expired, revoked', async (t) => {
-  let now = Date.now()
-  const { app, store } = await buildTestApp(t, { registration: 'token', clock: () => now })
+  const { now: clock, step } = steppedClock(Date.now())
+  const { app, store } = await buildTestApp(t, { registration: 'token', clock })
   assertBearer(t, await register(app, GOOD), /an initial access token is required/)
   assertBearer(t, await register(app, GOOD, undefined), /required/)
   assertBearer(t, await send(app, 'POST', '/oauth2/register', GOOD, { authorization: 'Basic abc' }), /required/)
   assertBearer(t, await register(app, GOOD, 'not-a-token'), /unknown, used up, expired or revoked/)
 
-  const clock = () => now
   const { token: twice, record } = await createRegistrationToken(store, { uses: 2 }, undefined, clock)
   assertError(t, await register(app, { ...GOOD, redirect_uris: ['http://dev.example/cb'] }, twice), 'invalid_redirect_uri', /loopback/)
   t.equal((await store.listRegistrationTokens())[0]?.usesLeft, 2, 'a refused registration does not spend a use')
@@ -125,7 +125,7 @@ t.test('token mode: the initial access token missing, unknown, used up, expired,
   t.equal(record.uses, 2)
 
   const { token: daily } = await createRegistrationToken(store, {}, undefined, clock)
-  now += 86_400_000
+  step(86_400_000)
   assertBearer(t, await register(app, GOOD, daily), /expired/)
 
   const admin = await buildAdminServer({
@@ -136,7 +136,7 @@ t.test('token mode: the initial access token missing, unknown, used up, expired,
   t.teardown(async () => await admin.close())
   const made = await send(admin, 'POST', '/admin/registration-tokens', { uses: 5, expires_in: 600 })
   t.equal(made.status, 201)
-  t.match(made.body, { id: /^[A-Za-z0-9_-]{12}$/, uses: 5, uses_left: 5, expires_at: new Date(now + 600_000).toISOString(), token: /^[A-Za-z0-9_-]{43}$/ })
+  t.match(made.body, { id: /^[A-Za-z0-9_-]{12}$/, uses: 5, uses_left: 5, expires_at: new Date(clock() + 600_000).toISOString(), token: /^[A-Za-z0-9_-]{43}$/ })
   t.equal((await send(admin, 'POST', '/admin/registration-tokens')).body.uses, 1, 'no body: the defaults')
   const listed = await send(admin, 'GET', '/admin/registration-tokens')
   t.strictSame(listed.body.map((one: { id: string }) => one.id).sort(), [made.body.id, (await store.listRegistrationTokens()).find((one) => one.id !== made.body.id)!.id].sort())
@@ -152,8 +152,8 @@ t.test('token mode: the initial access token missing, unknown, used up, expired,
 })
 
 t.test('open mode: limited per address and minute, an IPv6 caller by its /64', async (t) => {
-  let now = Date.now()
-  const { app } = await buildTestApp(t, { registration: 'open', registrationRateLimit: 2, clock: () => now })
+  const clock = steppedClock(Date.now())
+  const { app } = await buildTestApp(t, { registration: 'open', registrationRateLimit: 2, clock: clock.now })
   t.equal((await register(app, GOOD, undefined, '2001:db8:1:2::1')).status, 201)
   t.equal((await register(app, GOOD, undefined, '2001:db8:1:2:ffff:1:2:3')).status, 201)
   const limited = await register(app, GOOD, undefined, '2001:db8:1:2::99')
@@ -168,7 +168,7 @@ t.test('open mode: limited per address and minute, an IPv6 caller by its /64', a
   t.equal((await register(app, GOOD, undefined, '192.0.2.1')).status, 201)
   t.equal((await register(app, GOOD, undefined, '::ffff:192.0.2.1')).status, 201, 'an IPv4-mapped address is its IPv4 one')
   t.equal((await register(app, GOOD, undefined, '192.0.2.1')).status, 429)
-  now += 61_000
+  clock.step(61_000)
   t.equal((await register(app, GOOD, undefined, '192.0.2.1')).status, 201, 'a minute later')
 })
 

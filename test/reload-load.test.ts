@@ -15,6 +15,7 @@ import { cliEnv, spawnCli } from './helpers/cli.ts'
 import { eventually, issueTokens, liveGateway } from './helpers/live.ts'
 import { parseMetrics } from './helpers/metrics-text.ts'
 import { freePort, startRedis } from './helpers/redis.ts'
+import { listenOnLoopback } from './helpers/listen.ts'
 
 const redis = await startRedis(t)
 const secret = randomBytes(32).toString('base64url')
@@ -34,6 +35,9 @@ const VARIANTS = [
   { routes: SAMPLE, upstreamPool: { connections: 32 }, timeouts: { headersMs: 20_000 } },
   { routes: SAMPLE, upstreamPool: { connections: 16 }, timeouts: { headersMs: 25_000 } }
 ]
+
+/** SIGHUPs under load, each once the one before has been logged. */
+const RELOADS = 8
 
 interface Started { pid: number, port: number, adminPort: number, output: () => string, exited: Promise<[number | null, NodeJS.Signals | null]> }
 
@@ -55,16 +59,18 @@ function reloadsLogged (output: string): number {
   return output.split('\n').filter((line) => line.includes('"msg":"config reloaded"')).length
 }
 
-/** `loops` callers, each its own keep-alive connection, signing every request, for `ms`. */
-async function signedLoad (port: number, path: string, { loops = 8, ms = 3000 } = {}): Promise<{ ok: number, statuses: Record<string, number>, errors: string[] }> {
+/** `loops` callers, each its own keep-alive connection, signing every request, until `done` settles. */
+async function signedLoad (port: number, path: string, done: Promise<unknown>, loops = 8): Promise<{ ok: number, statuses: Record<string, number>, errors: string[] }> {
   const origin = `http://127.0.0.1:${port}`
   const pool = new Pool(origin, { connections: loops, pipelining: 1 })
   const statuses: Record<string, number> = {}
   const errors: string[] = []
   let ok = 0
-  const until = Date.now() + ms
+  let running = true
+  void done.finally(() => { running = false })
   await Promise.all(Array.from({ length: loops }, async () => {
-    while (Date.now() < until) {
+    // eslint-disable-next-line no-unmodified-loop-condition -- `done` clears `running` while the callers await
+    while (running) {
       const authorization = signRequest({ method: 'GET', url: `${origin}${path}`, accessToken: tokens.access_token, macKey: tokens.mac_key })
       try {
         const { statusCode, body } = await pool.request({ method: 'GET', path, headers: { authorization } })
@@ -92,19 +98,18 @@ for (const workers of [1, 2]) {
     await writeFile(file, JSON.stringify(VARIANTS[0]))
     const gateway = await start(t, file, workers === 1 ? [] : ['--workers', String(workers)])
     // One SIGHUP after the other has been logged by every worker (signals sent closer could merge into one).
+    // The load runs for as long as the reloads take.
     let sighups = 0
-    const load = { running: true }
     let allLogged = true
     const reloading = (async () => {
-      while (load.running) {
+      while (sighups < RELOADS) {
         await writeFile(file, JSON.stringify(VARIANTS[++sighups % 2]))
         process.kill(gateway.pid, 'SIGHUP')
         allLogged &&= await eventually(async () => reloadsLogged(gateway.output()) >= sighups * workers, 10_000, 10)
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
     })()
-    const answers = await signedLoad(gateway.port, '/user/profile')
-    load.running = false
+    const answers = await signedLoad(gateway.port, '/user/profile', reloading)
     await reloading
     t.ok(allLogged, `every worker logged every reload (${sighups} SIGHUPs)`)
     t.same({ statuses: answers.statuses, errors: answers.errors }, { statuses: {}, errors: [] }, `${answers.ok} signed requests across ${sighups} reloads: no non-2xx, no connection error`)
@@ -156,13 +161,7 @@ t.test('SIGTERM drains: readiness 503 at once, serving for drainDelayMs, the slo
     if (request.url === '/fast') return response.end('{"result":"ok"}')
     waiting.push(response)
   })
-  slow.listen(0, '127.0.0.1')
-  await once(slow, 'listening')
-  t.teardown(() => {
-    slow.closeAllConnections()
-    slow.close()
-  })
-  const upstream = `http://127.0.0.1:${(slow.address() as { port: number }).port}`
+  const upstream = await listenOnLoopback(t, slow)
   const file = join(directory, 'drain.json')
   await writeFile(file, JSON.stringify({ upstream, routes: [{ path: '/slow' }, { path: '/fast' }], drainDelayMs: 600, drainMs: 10_000 }))
   const gateway = await start(t, file)

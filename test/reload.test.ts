@@ -1,7 +1,6 @@
 // Config reloads in process (reload.ts): what is applied in flight, what waits for a restart, what
 // is refused; a request in flight finishes on the config it started under. The same through a real
 // `macgate start` under load is test/reload-load.test.ts.
-import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import t, { type Test } from 'tap'
 import { parseConfig } from '../gateway/config/gateway-config.ts'
@@ -10,6 +9,7 @@ import { MemoryStore } from '../plugin/index.ts'
 import { echoRoutes, liveToken, openApiError, recordingUpstream, signedInject } from './helpers/gateway.ts'
 import { memoryLog } from './helpers/memory-log.ts'
 import { parseMetrics } from './helpers/metrics-text.ts'
+import { listenOnLoopback } from './helpers/listen.ts'
 
 const NO_SUCH_API = openApiError(404, 'no such API')
 
@@ -111,13 +111,7 @@ t.test('a request in flight finishes on its upstream; a kept upstream keeps its 
   // A slow upstream: each request waits until the test lets it go.
   const waiting: ServerResponse[] = []
   const slow = createServer((_request, response) => { waiting.push(response) })
-  slow.listen(0, '127.0.0.1')
-  await once(slow, 'listening')
-  t.teardown(() => {
-    slow.closeAllConnections()
-    slow.close()
-  })
-  const slowUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}`
+  const slowUrl = await listenOnLoopback(t, slow)
   const fast = await recordingUpstream(t)
   const base = { upstream: fast.url, routes: [...echoRoutes.filter((route) => route.path === '/echo/*'), { path: '/slow', methods: ['GET'], upstream: slowUrl }] }
   const { app, call, reload } = await gateway(t, base)

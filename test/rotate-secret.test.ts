@@ -9,18 +9,19 @@ import { runInProcess } from './helpers/in-process.ts'
 import { buildGateway } from '../gateway/index.ts'
 import { RedisStore } from '../plugin/index.ts'
 import { issueTokens, refreshExchange, tokenRequest, type LiveGateway } from './helpers/live.ts'
+import { steppedClock } from './helpers/clock.ts'
 import { startRedis } from './helpers/redis.ts'
 
 const redis = await startRedis(t)
 // The gateway's clock is stepped past the grace instead of waiting it out (the grace is a time in
 // the client's record, compared with the plugin's clock; no Redis TTL involved).
-let skipped = 0
+const clock = steppedClock()
 const gateway = await clockedGateway()
 const env = cliEnv({ REDIS_URL: redis.url, MACGATE_REDIS_PREFIX: redis.prefix })
 
 async function clockedGateway (): Promise<LiveGateway> {
   const store = await new RedisStore(redis.url, { prefix: redis.prefix }).connect()
-  const app = await buildGateway({ store, secret: randomBytes(32).toString('base64url'), config: {}, clock: () => Date.now() + skipped })
+  const app = await buildGateway({ store, secret: randomBytes(32).toString('base64url'), config: {}, clock: clock.now })
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(async () => {
     await app.close()
@@ -46,7 +47,7 @@ t.test('the old secret works for the grace period, then stops; the new one works
   t.equal(byOld.status, 200, 'the old secret still authenticates during the grace period')
   const byNew = await tokenRequest(gateway.origin, refreshExchange(clientId, fresh, (byOld.body as { refresh_token: string }).refresh_token))
   t.equal(byNew.status, 200, 'the new one too')
-  skipped += 2100
+  clock.step(2100)
   const late = await tokenRequest(gateway.origin, refreshExchange(clientId, old, (byNew.body as { refresh_token: string }).refresh_token))
   t.equal(late.status, 401)
   t.same(late.body, { error: 96003, error_description: 'client authentication failed' }, 'after it, the old secret is refused')

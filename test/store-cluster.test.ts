@@ -6,6 +6,7 @@ import { RedisStore } from '../plugin/store/redis/redis-store.ts'
 import { newGrantId } from '../plugin/access/credentials.ts'
 import { startRedisCluster } from './helpers/redis-cluster.ts'
 import { Heard, issue, newClient, nonceUse, storeSuite } from './helpers/store-suite.ts'
+import { eventually } from './helpers/live.ts'
 
 // The store suite on a real Redis Cluster (3 masters, 3 replicas), then what only a cluster has:
 // nonce batches over many slots, revocations published on one node heard through another, and the
@@ -91,8 +92,7 @@ t.test('the subscriber follows the cluster when its node dies, and says revocati
   t.ok(subscriberNode !== undefined, 'found the subscribed node')
   await cluster.kill(subscriberNode!)
   await cluster.settled()
-  const deadline = Date.now() + 10_000
-  while (heard.resets === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  await eventually(async () => heard.resets > 0, 10_000, 50)
   t.equal(heard.resets, 1, 'after resubscribing elsewhere, listeners are told to drop everything')
   t.ok(await heard.ready(writer, 10_000), 'and revocations reach them again')
 })

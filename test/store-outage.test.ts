@@ -5,6 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { addClient, addUser, authorizeUrl, buildTestApp, InjectBrowser, REDIRECT_URI } from './helpers/app.ts'
 import { liveToken, signedInject } from './helpers/gateway.ts'
+import { eventually } from './helpers/live.ts'
 import { startRedis } from './helpers/redis.ts'
 
 const UNAVAILABLE_TEXT = 'service temporarily unavailable'
@@ -51,16 +52,6 @@ async function tokenPost (app: FastifyInstance, params: Record<string, string>):
     payload: new URLSearchParams(params).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' }
   })
-}
-
-/** Polls `attempt` until it holds or `limitMs` has passed; a thrown attempt counts as not yet. */
-async function within (limitMs: number, attempt: () => Promise<boolean>, everyMs = 100): Promise<boolean> {
-  const deadline = Date.now() + limitMs
-  for (;;) {
-    if (await attempt().catch(() => false)) return true
-    if (Date.now() >= deadline) return false
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
 }
 
 t.test('Redis stopped: every page and endpoint answers 503 96000', own, async (t) => {
@@ -127,11 +118,11 @@ t.test('Redis stopped: every page and endpoint answers 503 96000', own, async (t
     await redis.start()
     const started = Date.now()
     let last: LightMyRequestResponse | undefined
-    const back = await within(10_000, async () => {
+    const back = await eventually(async () => {
       const { clientId } = await addClient(store)
       last = await app.inject({ method: 'GET', url: authorizeUrl({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code' }) })
       return last.statusCode === 302
-    })
+    }, 10_000)
     t.ok(back, `served again ${Date.now() - started} ms after Redis came back (last status ${last?.statusCode ?? 'none'})`)
     t.match(String(last?.headers.location), /^\/oauth2\/signin\?/, 'the sign-in redirect')
   })

@@ -4,6 +4,7 @@ import { RedisStore } from '../plugin/store/redis/redis-store.ts'
 import { errors } from '../plugin/http/errors.ts'
 import { startRedis } from './helpers/redis.ts'
 import { Heard, issue, newClient, newCode, newUser, nonceUse, storeSuite } from './helpers/store-suite.ts'
+import { eventually } from './helpers/live.ts'
 
 const redis = await startRedis(t)
 
@@ -200,13 +201,7 @@ t.test('Redis goes away and comes back', { skip: shared && 'REDIS_URL is shared'
 
   await own.start()
   // ioredis reconnects on its own (retryStrategy, at most 1 s apart): poll for up to 10 s.
-  const deadline = Date.now() + 10_000
-  let back = false
-  while (!back && Date.now() < deadline) {
-    back = await store.getClient(client.id).then(() => true, () => false)
-    if (!back) await sleep(100)
-  }
-  t.ok(back, 'the same store works again')
+  t.ok(await eventually(async () => { await store.getClient(client.id); return true }, 10_000), 'the same store works again')
   t.equal(await store.getClient(client.id), undefined, 'the restarted server is empty')
   await store.saveClient(client)
   t.strictSame(await store.getClient(client.id), client)

@@ -2,10 +2,9 @@
 // the queue is full, counted, and warned about once a minute. And the CLI: tracing on from the
 // environment alone, refused at start for what it cannot do.
 import t from 'tap'
-import { MemoryStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, tracingRefusal, tracingWanted, type GatewayTracing } from '../gateway/index.ts'
-import { echoRoutes, liveToken, recordingUpstream, signedInject } from './helpers/gateway.ts'
-import { memoryLog } from './helpers/memory-log.ts'
+import { tracingRefusal, tracingWanted } from '../gateway/index.ts'
+import { signedInject } from './helpers/gateway.ts'
+import { tracedGateway } from './helpers/traced-gateway.ts'
 import { startOtlpReceiver } from './helpers/otlp-receiver.ts'
 import { cliEnv, spawnCli } from './helpers/cli.ts'
 import { runInProcess } from './helpers/in-process.ts'
@@ -14,24 +13,15 @@ import { eventually } from './helpers/live.ts'
 import { once } from 'node:events'
 
 const hung = await startOtlpReceiver(t, { hang: true })
-process.env.OTEL_EXPORTER_OTLP_ENDPOINT = hung.url
-process.env.OTEL_BSP_SCHEDULE_DELAY = '10'
-process.env.OTEL_BSP_MAX_QUEUE_SIZE = '8'
-process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE = '4'
 // The hung export is given up within a second, so that the test's process can end.
-process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '1000'
-process.env.OTEL_BSP_EXPORT_TIMEOUT = '1000'
-const tracing = (await startTracing(process.env)) as GatewayTracing
-const store = new MemoryStore()
-const upstream = await recordingUpstream(t)
-const log = memoryLog()
-const app = await buildGateway({ store, config: { upstream: upstream.url, routes: echoRoutes }, logger: { level: 'info', stream: log.stream }, tracing })
-t.teardown(async () => {
-  await app.close()
-  await store.close()
-  await tracing.shutdown()
+const { app, log, tokens } = await tracedGateway(t, {
+  OTEL_EXPORTER_OTLP_ENDPOINT: hung.url,
+  OTEL_BSP_SCHEDULE_DELAY: '10',
+  OTEL_BSP_MAX_QUEUE_SIZE: '8',
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4',
+  OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
+  OTEL_BSP_EXPORT_TIMEOUT: '1000'
 })
-const tokens = await liveToken(app)
 
 t.test('a hung collector: every request answered at once, spans past the queue dropped, counted, one warning', async (t) => {
   const slowest = { ms: 0 }

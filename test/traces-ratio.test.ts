@@ -4,29 +4,17 @@
 import { ROOT_CONTEXT, SamplingDecision, SpanKind } from '@opentelemetry/api'
 import { TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
 import t from 'tap'
-import { MemoryStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, type GatewayTracing } from '../gateway/index.ts'
-import { echoRoutes, liveToken, recordingUpstream, signedInject } from './helpers/gateway.ts'
-import { memoryLog } from './helpers/memory-log.ts'
+import { signedInject } from './helpers/gateway.ts'
+import { tracedGateway } from './helpers/traced-gateway.ts'
 import { startOtlpReceiver } from './helpers/otlp-receiver.ts'
 
 const receiver = await startOtlpReceiver(t)
-process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${receiver.url}/v1/traces`
-process.env.OTEL_TRACES_SAMPLER = 'traceidratio'
-process.env.OTEL_TRACES_SAMPLER_ARG = '0.5'
-process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
-const tracing = (await startTracing(process.env)) as GatewayTracing
-t.teardown(async () => await tracing.shutdown())
-
-const store = new MemoryStore()
-const upstream = await recordingUpstream(t)
-const log = memoryLog()
-const app = await buildGateway({ store, config: { upstream: upstream.url, routes: echoRoutes }, logger: { level: 'info', stream: log.stream }, tracing })
-t.teardown(async () => {
-  await app.close()
-  await store.close()
+const { tracing, app, log, tokens } = await tracedGateway(t, {
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+  OTEL_TRACES_SAMPLER: 'traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: '0.5',
+  OTEL_BSP_SCHEDULE_DELAY: '50'
 })
-const tokens = await liveToken(app)
 
 t.test('traceidratio 0.5: what is recorded is what the sampler samples, by the trace id the span carries', async (t) => {
   const startSpan = tracing.tracer.startSpan.bind(tracing.tracer)

@@ -2,32 +2,20 @@
 // untrusted caller's sampled flag decides nothing, a trusted caller's does; unsampled requests
 // hand the upstream no trace headers, and their access lines carry no ids.
 import t from 'tap'
-import { MemoryStore } from '../plugin/index.ts'
-import { buildGateway, startTracing, type GatewayTracing } from '../gateway/index.ts'
-import { echoRoutes, liveToken, signedInject } from './helpers/gateway.ts'
-import { memoryLog } from './helpers/memory-log.ts'
+import { buildGateway } from '../gateway/index.ts'
+import { echoRoutes, signedInject } from './helpers/gateway.ts'
+import { tracedGateway } from './helpers/traced-gateway.ts'
 import { startOtlpReceiver } from './helpers/otlp-receiver.ts'
 
 const receiver = await startOtlpReceiver(t)
-process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${receiver.url}/v1/traces`
-process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json'
-process.env.OTEL_TRACES_SAMPLER = 'parentbased_traceidratio'
-process.env.OTEL_TRACES_SAMPLER_ARG = '0'
-process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
-const tracing = (await startTracing(process.env)) as GatewayTracing
-t.teardown(async () => await tracing.shutdown())
-
-const store = new MemoryStore()
-const { recordingUpstream } = await import('./helpers/gateway.ts')
-const upstream = await recordingUpstream(t)
-const log = memoryLog()
 let trusted = false
-const app = await buildGateway({ store, config: { upstream: upstream.url, routes: echoRoutes }, logger: { level: 'info', stream: log.stream }, tracing, trustedPeer: () => trusted })
-t.teardown(async () => {
-  await app.close()
-  await store.close()
-})
-const tokens = await liveToken(app)
+const { tracing, store, upstream, app, log, tokens } = await tracedGateway(t, {
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: '0',
+  OTEL_BSP_SCHEDULE_DELAY: '50'
+}, { trustedPeer: () => trusted })
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CALLER_SPAN = '00f067aa0ba902b7'
 const traceparent = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`

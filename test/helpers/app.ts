@@ -59,7 +59,7 @@ export async function addPublicClient (store: Store, overrides: Omit<Partial<New
 /**
  * The fixture users' password cost: scrypt at N=2^10 (1 MiB, a few ms), not the default 2^15 (32 MiB,
  * 180 ms here). Sign-in reads the cost from the stored hash, so the check is the same code; users made
- * through the CLI, the admin API and `start` keep the default (admin-api.test.ts asserts it).
+ * through the CLI, the admin API and `start` keep the default (admin-api-users.test.ts asserts it).
  */
 const FIXTURE_PASSWORD_COST = { N: 2 ** 10, r: 8, p: 1 }
 
@@ -93,8 +93,10 @@ export class InjectBrowser {
     return this.#remember(await this.app.inject({ method: 'GET', url, headers: { cookie: this.cookie } }))
   }
 
-  async post (url: string, form: Record<string, string>, { csrf = true } = {}): Promise<LightMyRequestResponse> {
-    const payload = new URLSearchParams({ ...(csrf && { _csrf: this.lastCsrf }), ...form }).toString()
+  /** A form post with the last CSRF token first (unless `csrf: false`); pairs where a field repeats (checkboxes). */
+  async post (url: string, form: Record<string, string> | Array<[string, string]>, { csrf = true } = {}): Promise<LightMyRequestResponse> {
+    const pairs = Array.isArray(form) ? form : Object.entries(form)
+    const payload = new URLSearchParams([...(csrf ? [['_csrf', this.lastCsrf] as [string, string]] : []), ...pairs]).toString()
     return this.#remember(await this.app.inject({
       method: 'POST', url, payload, headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' }
     }))
@@ -111,6 +113,13 @@ export class InjectBrowser {
     if (page.statusCode !== 200) return page
     return await this.post(authorizeUrl, { decision })
   }
+}
+
+/** A browser stand-in signed in as `user`. */
+export async function signedInBrowser (app: FastifyInstance, user: { username: string, password: string }): Promise<InjectBrowser> {
+  const browser = new InjectBrowser(app)
+  await browser.signIn(user.username, user.password)
+  return browser
 }
 
 export function authorizeUrl (params: Record<string, string>): string {

@@ -1,9 +1,11 @@
 // Chromium for the browser tests: found on the PATH, launched headless once per file; and the
 // layout facts a screenshot check asserts, read in the page itself.
 import { accessSync, constants } from 'node:fs'
+import { createServer } from 'node:http'
 import { delimiter, join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import tap, { type Test } from 'tap'
+import { listenOnLoopback } from './listen.ts'
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']
 
@@ -121,4 +123,13 @@ export async function signIn (tab: Page, username: string, password: string, arr
   await tab.fill('input[name=username]', username)
   await tab.fill('input[name=password]', password)
   await Promise.all([tab.waitForURL(arrives), tab.click('button[type=submit]')])
+}
+
+/**
+ * The client app's callback for a browser's code flow: a page of its own (`#callback`), on loopback
+ * until the test ends; the test exchanges the code itself. Resolves to its redirect URI.
+ */
+export async function callbackPage (t: Test): Promise<string> {
+  const callback = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Callback</title><h1 id="callback">back at the app</h1>'))
+  return `${await listenOnLoopback(t, callback)}/callback`
 }

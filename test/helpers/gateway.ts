@@ -3,13 +3,13 @@
 // a test can say exactly which string was signed.
 import { createHmac, randomInt } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import { once } from 'node:events'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
 import { sampleRoutes, type GatewayConfig, type RouteRule } from '../../gateway/config/gateway-config.ts'
 import { canonicalQuery, signingHost } from '../../plugin/mac/signature.ts'
 import { addClient, buildTestApp, callToken, obtainCode, REDIRECT_URI, type TestApp } from './app.ts'
+import { listenOnLoopback } from './listen.ts'
 
 export const API_HOST = 'api.example.com'
 
@@ -65,7 +65,11 @@ export function nonceAt (offsetMinutes = 0, random: string | number = randomInt(
   return `${random}:${Math.floor(Date.now() / 60000) + offsetMinutes}`
 }
 
-/** Waits when within 1.5 s of a minute boundary, so a nonce's minute cannot turn while a test runs. */
+/**
+ * Waits when within 1.5 s of a minute boundary, so a nonce's minute cannot turn while a test runs.
+ * Real time: these tests sign by the wall clock, as clients do, and the gateway reads it too; a
+ * stepped clock would have to reach every signing helper (it waits in 1 case of 40).
+ */
 export async function awayFromMinuteEdge (): Promise<void> {
   const intoMinute = Date.now() % 60000
   if (intoMinute > 58500) await new Promise((resolve) => setTimeout(resolve, 60000 - intoMinute + 100))
@@ -153,12 +157,5 @@ export async function recordingUpstream (t: Test): Promise<{ url: string, reques
     })
   })
   server.keepAliveTimeout = 60_000
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(async () => {
-    server.closeAllConnections()
-    server.close()
-  })
-  const { port } = server.address() as { port: number }
-  return { url: `http://127.0.0.1:${port}`, requests, server }
+  return { url: await listenOnLoopback(t, server), requests, server }
 }

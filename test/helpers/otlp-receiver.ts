@@ -2,9 +2,9 @@
 // proto definitions (the generated root an @opentelemetry/otlp-transformer release shipped) or
 // JSON, and keeps every raw body, so that a test can search the exact bytes for secrets.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { once } from 'node:events'
 import { createRequire } from 'node:module'
 import type { Test } from 'tap'
+import { listenOnLoopback } from './listen.ts'
 
 interface ProtoType { decode: (bytes: Uint8Array) => unknown, toObject: (message: unknown, options: object) => unknown }
 const root = createRequire(import.meta.url)('otlp-transformer-protos/build/src/generated/root.js') as {
@@ -92,13 +92,7 @@ export async function startOtlpReceiver (t: Test, { hang = false }: { hang?: boo
       }
     })
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(async () => {
-    server.closeAllConnections()
-    server.close()
-  })
-  const { port } = server.address() as { port: number }
+  const url = await listenOnLoopback(t, server)
   const waitFor = async (predicate: (received: ReceivedSpan[]) => boolean, ms = 10_000): Promise<ReceivedSpan[]> => {
     const until = Date.now() + ms
     while (!predicate(spans)) {
@@ -107,5 +101,5 @@ export async function startOtlpReceiver (t: Test, { hang = false }: { hang?: boo
     }
     return spans
   }
-  return { url: `http://127.0.0.1:${port}`, spans, bodies, contentTypes, waitFor }
+  return { url, spans, bodies, contentTypes, waitFor }
 }

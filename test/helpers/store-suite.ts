@@ -120,6 +120,13 @@ export class Heard {
   }
 }
 
+/** A listener on `store`'s revocations, asserted live before the case goes on. */
+async function liveListener (t: Test, store: Store): Promise<Heard> {
+  const heard = new Heard(store)
+  t.ok(await heard.ready(store), 'listener live')
+  return heard
+}
+
 const byId = (a: ClientRecord, b: ClientRecord): number => a.id.localeCompare(b.id)
 
 /** Asserts that no token of `issued` can be read any more. */
@@ -238,8 +245,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
   })
 
   test('removing a client revokes the grants opened for it', async (t, store) => {
-    const heard = new Heard(store)
-    t.ok(await heard.ready(store), 'listener live')
+    const heard = await liveListener(t, store)
     const { record: client } = newClient()
     await store.saveClient(client)
     const [g1, g2, other] = [newGrantId(), newGrantId(), newGrantId()]
@@ -340,8 +346,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
   })
 
   test('codes: redeemed once; a replay revokes the grant', async (t, store) => {
-    const heard = new Heard(store)
-    t.ok(await heard.ready(store), 'listener live')
+    const heard = await liveListener(t, store)
     const code = newCode()
     const { grantId } = code
     await store.saveCode(code.hash, code.record)
@@ -410,8 +415,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
   })
 
   test('refresh: rotated once; a replay revokes the whole grant', async (t, store) => {
-    const heard = new Heard(store)
-    t.ok(await heard.ready(store), 'listener live')
+    const heard = await liveListener(t, store)
     const code = newCode()
     const { grantId } = code
     await store.saveCode(code.hash, code.record)
@@ -455,8 +459,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
   })
 
   test('revokeGrant returns the revoked access hashes, once', async (t, store) => {
-    const heard = new Heard(store)
-    t.ok(await heard.ready(store), 'listener live')
+    const heard = await liveListener(t, store)
     const grantId = newGrantId()
     const [a, b] = [issue(grantId), issue(grantId, { refresh: false })]
     await store.saveTokens(a.set)

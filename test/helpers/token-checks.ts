@@ -100,3 +100,16 @@ export function grantOf (app: FastifyInstance, value: string): string {
   if (grantId === undefined) throw new Error(`not a value this app issued: ${value}`)
   return grantId
 }
+
+/** A token request (form POST) from `remoteAddress`. */
+export async function tokenFrom (app: FastifyInstance, params: Record<string, string>, remoteAddress = '127.0.0.1'): Promise<TokenAnswer> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/oauth2/token',
+    payload: new URLSearchParams(params).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    remoteAddress
+  })
+  const raw = response.body
+  return { status: response.statusCode, headers: response.headers, raw, body: JSON.parse(raw.slice(PREFIX.length)) as Record<string, unknown> }
+}
