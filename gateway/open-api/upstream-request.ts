@@ -51,7 +51,7 @@ function scopeValue (identity: MacIdentity): string {
  * trusted-proxies.ts) and, behind trusted proxies, X-Forwarded-Proto; without Host, which undici writes as each instance's own.
  * `headers` is reply-from's copy of the request's, changed in place (no second copy): it has
  * already taken out Connection and the headers it names (reply-from's index.js, before its
- * rewriteRequestHeaders calls this; test/gateway-edges.test.ts checks it over real HTTP), so
+ * rewriteRequestHeaders calls this; test/gateway/open-api/gateway-edges.test.ts checks it over real HTTP), so
  * nothing here parses Connection. Node has already lower-cased every name. A header going
  * is set to undefined rather than deleted, which keeps the object's shape; undici skips it.
  */

@@ -1,4 +1,4 @@
-// What the seeded fuzzers (test/fuzz.test.ts, test/flood.test.ts) draw from: one generator, and
+// What the seeded fuzzers (test/fuzz.test.ts, test/gateway/open-api/flood.test.ts) draw from: one generator, and
 // the malformed pieces both send (bad escapes, control characters) and the constants they judge by.
 import { REDIRECT_URI } from './app.ts'
 import { seeded } from './seeded.ts'

@@ -1,4 +1,4 @@
-// One sizing for the seeded fuzzers (test/fuzz.test.ts, test/flood.test.ts): a fifth of the full
+// One sizing for the seeded fuzzers (test/fuzz.test.ts, test/gateway/open-api/flood.test.ts): a fifth of the full
 // count by default, so that `npm test` stays short; `FUZZ_FULL=1` sends the full count (the
 // nightly-sized run, 20,000 and more inject requests in fuzz.test.ts).
 

@@ -1,6 +1,6 @@
 // One suite for two gateway instances on one shared store, called over real HTTP: tokens, nonces
-// and revocations are shared. Run on a single Redis (test/gateway-distributed.test.ts) and on a
-// Redis Cluster (test/gateway-cluster.test.ts), the way helpers/store-suite.ts runs on each store;
+// and revocations are shared. Run on a single Redis (test/gateway/open-api/gateway-distributed.test.ts) and on a
+// Redis Cluster (test/gateway/open-api/gateway-cluster.test.ts), the way helpers/store-suite.ts runs on each store;
 // what only one of them has stays in its file.
 import type { Redis } from 'ioredis'
 import type { Test } from 'tap'

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import type { Test } from 'tap'
 import { freePort } from './redis.ts'
 
-/** The README's `location` block, word for word (test/trusted-proxies.test.ts keeps them equal). */
+/** The README's `location` block, word for word (test/gateway/edge/trusted-proxies.test.ts keeps them equal). */
 export const NGINX_LOCATION = `    location / {
         proxy_pass http://macgate;
         proxy_http_version 1.1;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 
 /**
- * The browser entry of macgate/client and every module it imports (test/client-bundle.test.ts keeps
+ * The browser entry of macgate/client and every module it imports (test/gateway/site/client-bundle.test.ts keeps
  * this list equal to what a bundler reaches from it), relative to plugin/.
  */
 export const BROWSER_CLIENT_MODULES = [

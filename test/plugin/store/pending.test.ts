@@ -1,0 +1,70 @@
+// Pending: how the Redis nonce batch answers each request without a promise. It must behave as a
+// promise does for everything the verifier and the hook rely on, and never lose a failure.
+import t from 'tap'
+import { isThenable, Pending } from '../../../plugin/store/pending.ts'
+
+t.test('callbacks run when it settles, in the settler\'s turn; a late then runs at once', async (t) => {
+  const pending = new Pending<number>()
+  const seen: string[] = []
+  pending.then((value) => seen.push(`first ${value}`))
+  pending.then((value) => seen.push(`second ${value}`))
+  t.same(seen, [], 'nothing before it settles')
+  pending.resolve(7)
+  t.same(seen, ['first 7', 'second 7'], 'both, synchronously, in order')
+  pending.then((value) => seen.push(`late ${value}`))
+  t.same(seen, ['first 7', 'second 7', 'late 7'])
+  pending.resolve(8)
+  pending.reject(new Error('no'))
+  t.same(seen, ['first 7', 'second 7', 'late 7'], 'settled once: later settlements are ignored')
+})
+
+t.test('chains as a promise does: mapped values, a throw rejects, a rejection passes through', async (t) => {
+  const source = new Pending<number>()
+  const doubled = source.then((value) => value * 2)
+  const refused = doubled.then((value) => { throw new Error(`refused ${value}`) })
+  const passed = refused.then((value) => `never ${String(value)}`)
+  const recovered = passed.then(undefined, (error: unknown) => `recovered from ${(error as Error).message}`)
+  source.resolve(21)
+  t.equal(await doubled, 42, 'await takes it as a thenable')
+  await t.rejects(Promise.resolve(refused), /refused 42/)
+  await t.rejects(Promise.resolve(passed), /refused 42/, 'no rejection callback: the rejection goes on')
+  t.equal(await recovered, 'recovered from refused 42')
+  const adopted = new Pending<number>()
+  const inner = new Pending<string>()
+  const outer = adopted.then(() => inner)
+  adopted.resolve(1)
+  inner.resolve('inner value')
+  t.equal(await outer, 'inner value', 'a thenable returned by a callback is followed')
+  const failing = new Pending<number>()
+  const rejectedInner = failing.then(async () => await Promise.reject(new Error('inner failed')))
+  failing.resolve(1)
+  await t.rejects(Promise.resolve(rejectedInner), /inner failed/)
+})
+
+t.test('a rejection nobody waits for is thrown, as an unhandled rejection would be', async (t) => {
+  const thrown = new Promise<unknown>((resolve) => {
+    const listeners = process.listeners('uncaughtException')
+    process.removeAllListeners('uncaughtException')
+    process.once('uncaughtException', (error) => {
+      for (const listener of listeners) process.on('uncaughtException', listener)
+      resolve(error)
+    })
+  })
+  new Pending<number>().reject(new Error('lost?'))
+  t.match(await thrown, { message: 'lost?' })
+  const waited = new Pending<number>()
+  const caught = waited.then(undefined, (error: unknown) => (error as Error).message)
+  waited.reject(new Error('handled'))
+  t.equal(await caught, 'handled', 'one with a callback is not thrown')
+  // `await` calls `then` a microtask late: a rejection from a promise's callback queued before it is not lost to it.
+  const late = new Pending<number>()
+  void Promise.resolve().then(() => { late.reject(new Error('awaited late')) })
+  await t.rejects(async () => await late, /awaited late/, 'awaited a microtask after the rejection: the awaiter\'s, not thrown')
+})
+
+t.test('isThenable: promises, Pendings and thenables; nothing else', async (t) => {
+  t.ok(isThenable(Promise.resolve(1)))
+  t.ok(isThenable(new Pending()))
+  t.ok(isThenable({ then () {} }))
+  for (const value of [undefined, null, 1, 'then', { then: 1 }, true]) t.notOk(isThenable(value), String(value))
+})
