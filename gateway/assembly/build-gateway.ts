@@ -43,7 +43,7 @@ export interface GatewayOptions {
   tls?: TlsCertificates
   /** A registered client the /demo page plays. */
   demo?: DemoClient
-  /** The plugin's one clock, Unix ms (tests step it): expiries, graces, windows, nonce freshness. Default Date.now. */
+  /** The plugin's one clock, Unix ms (tests step it): expiries, graces, windows, nonce freshness; also the upstreams' cool-downs. Default Date.now. */
   clock?: () => number
   /** Tracing, with its SDK started (`startTracing`); without it nothing of tracing is on a request's path. */
   tracing?: GatewayTracing
@@ -144,7 +144,7 @@ export async function assembleGateway ({ store, config: input = {}, secret, logg
     app.macgate.events.on('audit', (event) => { tracing.watchAudit(event) })
   }
   const sample = upstream === undefined ? await startSampleUpstream(app) : undefined
-  const useProxyConfig = await registerProxy(app, { ...proxyConfig(config, sample)!, logging: logger !== false, parts, ...(tracing !== undefined && { tracing: tracing.proxy }) })
+  const useProxyConfig = await registerProxy(app, { ...proxyConfig(config, sample)!, logging: logger !== false, clock: clock ?? Date.now, parts, ...(tracing !== undefined && { tracing: tracing.proxy }) })
   await registerDemo(app, demo)
   registerReloaders(app, reload, useProxyConfig, sample)
   return app

@@ -132,6 +132,8 @@ export interface ProxyConfig {
 
 export interface ProxyOptions extends ProxyConfig {
   logging: boolean
+  /** The gateway's clock (Unix ms; tests step it): upstream cool-downs and the failure log's seconds. */
+  clock: () => number
   parts: ProxyParts
   tracing?: ProxyTracing
 }
@@ -153,8 +155,8 @@ class ProxyState {
   holding = 0
   #retired = false
 
-  constructor (app: FastifyInstance, config: ProxyConfig, checkFor: (rule: RouteRule) => MacAuthHook, log: FailureLog, previous?: ProxyState) {
-    this.upstreams = new Upstreams({ timeouts: config.timeouts, upstreamPool: config.upstreamPool }, log, previous?.upstreams)
+  constructor (app: FastifyInstance, config: ProxyConfig, checkFor: (rule: RouteRule) => MacAuthHook, log: FailureLog, clock: () => number, previous?: ProxyState) {
+    this.upstreams = new Upstreams({ timeouts: config.timeouts, upstreamPool: config.upstreamPool, now: clock }, log, previous?.upstreams)
     const upstreams = this.upstreams
     this.table = new RouteTable(config.routes, checkFor, (rule) => ({ ...upstreams.target(rule.upstream ?? config.upstream, rule.timeouts), headerOptions: config.headerOptions }))
     this.cors = openApiCors(config.cors, app.clientOrigins, config.headerOptions)
@@ -192,10 +194,10 @@ function responseClosed (this: HoldingResponse): void {
  * Proxies the configured routes to their upstreams, each behind a MAC check with its scopes.
  * Answers the function that makes a new config's routes, upstreams and CORS current (a reload).
  */
-export async function registerProxy (app: FastifyInstance, { logging, parts: { check, rewriteHeaders }, tracing, ...config }: ProxyOptions): Promise<(next: ProxyConfig) => void> {
-  const log = new FailureLog(logging ? app.log : undefined)
+export async function registerProxy (app: FastifyInstance, { logging, clock, parts: { check, rewriteHeaders }, tracing, ...config }: ProxyOptions): Promise<(next: ProxyConfig) => void> {
+  const log = new FailureLog(logging ? app.log : undefined, clock)
   const checkFor = (rule: RouteRule): MacAuthHook => check(app, rule, tracing?.verifyObserver)
-  let state = new ProxyState(app, config, checkFor, log)
+  let state = new ProxyState(app, config, checkFor, log, clock)
   app.addHook('onClose', async () => await state.upstreams.close())
   registerUpstreamMetrics(app.macgate.metrics.registry, () => state.upstreams.all)
   app.decorateRequest('upstreamTarget', null)
@@ -276,7 +278,7 @@ export async function registerProxy (app: FastifyInstance, { logging, parts: { c
   })
   return function useProxyConfig (next: ProxyConfig): void {
     const previous = state
-    state = new ProxyState(app, next, checkFor, log, previous)
+    state = new ProxyState(app, next, checkFor, log, clock, previous)
     previous.retire((error) => { app.log.error({ err: error }, 'closing a retired upstream failed') })
   }
 }

@@ -23,6 +23,8 @@ interface TaggedHeaders {
 export interface UpstreamSettings {
   timeouts: UpstreamTimeouts
   upstreamPool: UpstreamPoolSettings
+  /** The gateway's clock (Unix ms): an instance's cool-down after an ejection runs on it. */
+  now: () => number
 }
 
 export class Upstreams {
@@ -55,7 +57,7 @@ export class Upstreams {
       const previous = this.#previous
       shared = previous === undefined ? undefined : previous.#byKey.get(key)
       if (shared !== undefined) previous!.#adopted.add(shared)
-      else shared = new Upstream({ name, urls, pool: this.#settings.upstreamPool, connectMs, log: this.#log })
+      else shared = new Upstream({ name, urls, pool: this.#settings.upstreamPool, connectMs, log: this.#log, now: this.#settings.now })
       this.#byKey.set(key, shared)
       for (const origin of shared.origins) this.#byOrigin.set(origin, shared)
     }

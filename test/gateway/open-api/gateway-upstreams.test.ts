@@ -10,7 +10,7 @@ import { buildGateway } from '../../../gateway/index.ts'
 import type { GatewayConfig, RouteRule } from '../../../gateway/config/gateway-config.ts'
 import { MemoryStore } from '../../../plugin/index.ts'
 import { API_HOST, defaultAuthorization, hmac, liveToken, nonceAt, signedInject, signedString, type LiveTokens } from '../../helpers/gateway.ts'
-import { steppedClock } from '../../helpers/clock.ts'
+import { steppedClock, type SteppedClock } from '../../helpers/clock.ts'
 import { eventually } from '../../helpers/live.ts'
 import { memoryLog } from '../../helpers/memory-log.ts'
 import { parseMetrics } from '../../helpers/metrics-text.ts'
@@ -27,6 +27,8 @@ function route (path: string, upstream: string | string[], extra: Partial<RouteR
 
 interface Gateway {
   app: FastifyInstance
+  /** The gateway's clock: real time plus what the test stepped. */
+  clock: SteppedClock
   log: ReturnType<typeof memoryLog>
   token: LiveTokens
   call: (url: string, method?: string, payload?: string) => ReturnType<typeof signedInject>
@@ -35,14 +37,15 @@ interface Gateway {
 async function gateway (t: Test, config: Partial<GatewayConfig>): Promise<Gateway> {
   const log = memoryLog()
   const store = new MemoryStore()
-  const app = await buildGateway({ store, config: { timeouts: QUICK, ...config }, logger: { level: 'info', stream: log.stream } })
+  const clock = steppedClock()
+  const app = await buildGateway({ store, config: { timeouts: QUICK, ...config }, logger: { level: 'info', stream: log.stream }, clock: clock.now })
   t.teardown(async () => {
     await app.close()
     await store.close()
   })
   const token = await liveToken(app)
   const call = async (url: string, method = 'GET', payload?: string) => await signedInject(app, { url, method, token: token.accessToken, macKey: token.macKey, ...(payload !== undefined && { payload, headers: { 'content-type': 'text/plain' } }) })
-  return { app, log, token, call }
+  return { app, clock, log, token, call }
 }
 
 /** A signed request over real HTTP to a listening gateway; resolves when its response starts. */
@@ -162,7 +165,7 @@ t.test('a slow service fills its own pool only: past its bound 503 at once, othe
 
 t.test('three instances, one killed under load: 502 only for what was in flight on it; ejected, then back after its cool-down', async (t) => {
   const instances = await Promise.all(['a', 'b', 'c'].map(async (name) => await answeringUpstream(t, name)))
-  const { call, app } = await gateway(t, {
+  const { call, app, clock } = await gateway(t, {
     routes: [route('/api/*', instances.map((instance) => instance.url))],
     upstreamPool: { connections: 8, maxWaiting: 100, ejectAfterFailures: 2, ejectMs: 500 }
   })
@@ -195,8 +198,8 @@ t.test('three instances, one killed under load: 502 only for what was in flight 
   const ejections = metrics.value('macgate_upstream_ejections_total', { upstream: name })!
   t.ok(ejections >= 1, `the dead instance was ejected (${ejections} times: each cool-down lets one request try it again)`)
   t.ok(metrics.value('macgate_upstream_failures_total', { upstream: name, cause: 'refused' })! >= 2, 'after its refusals')
-  // The cool-down is on the upstream pool's own clock, which the gateway does not take: waited out.
-  await new Promise((resolve) => setTimeout(resolve, 600))
+  // The cool-down runs on the gateway's clock: stepped past it.
+  clock.step(600)
   const refusedBefore = parseMetrics(await app.macgate.metrics.registry.metrics()).value('macgate_upstream_failures_total', { upstream: name, cause: 'refused' })!
   const before = instances[0]!.received.length + instances[1]!.received.length
   for (let i = 0; i < 10; i++) t.equal((await call('/api/x')).statusCode, 200)
