@@ -306,6 +306,8 @@ export async function runParts (): Promise<void> {
     stops.push(async () => await embedded.app.close())
     const resign = (): Fixture['signed'] => signedRequests(embedded.accessToken, embedded.macKey, CALLS)
     const store = await new RedisStore(redisServer.url, { prefix: 'parts:' }).connect()
+    // The gateway does not close the store it was given: its connections would keep the process up.
+    stops.push(async () => { await store.close() })
     const onRedis = await fixture(store, 1)
     stops.push(async () => await onRedis.app.close())
     const upstream = await startServer('upstream', 1)
