@@ -78,9 +78,11 @@ function nameOf (pair: string): string {
 /**
  * The query sent upstream: as the caller sent it, less any `token` parameter however its name is
  * encoded (SDKs may put the access token there too). The other pairs keep their exact encoding.
+ * reply-from's own arguments (the destination's search, the URL) are not read: @fastify/http-proxy
+ * cuts the query off the destination, and the request's one split has it as sent.
  */
-export function upstreamQuery (search: string | undefined, _url: string, request: Pick<FastifyRequest, 'url' | 'pathAndQuery'>): string {
-  const query = search !== undefined && search !== '' ? search.replace(/^\?/, '') : pathAndQuery(request).query
+export function upstreamQuery (_search: string | undefined, _url: string, request: Pick<FastifyRequest, 'url' | 'pathAndQuery'>): string {
+  const { query } = pathAndQuery(request)
   if (!query.includes('token') && !query.includes('%')) return query
   return query.split('&').filter((pair) => nameOf(pair) !== 'token').join('&')
 }
