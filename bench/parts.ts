@@ -7,6 +7,7 @@
 // The ladder (bench/ladder.ts) measures the same parts in place; the README sets the two side by side.
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
@@ -250,8 +251,30 @@ async function inTurns (calls: number, size: number, one: (i: number) => Promise
   }
 }
 
-/** L7 and L9: the Redis store's parts, against a real Redis: the nonce batch, the quota count, a token read on a miss. */
-async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKey, app }: Fixture): Promise<Part[]> {
+/** A socket of its own to Redis, no client library: one PING and its +PONG, a round trip at a time. */
+async function bareRoundTrips (url: string): Promise<{ ping: () => Promise<void>, close: () => void }> {
+  const { hostname, port } = new URL(url)
+  const socket: Socket = connect(Number(port), hostname)
+  socket.setNoDelay(true)
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  let answered: (() => void) | undefined
+  socket.on('data', () => {
+    const done = answered
+    answered = undefined
+    done?.()
+  })
+  return {
+    ping: async () => { await new Promise<void>((resolve) => { answered = resolve; socket.write('PING\r\n') }) },
+    close: () => { socket.destroy() }
+  }
+}
+
+/**
+ * L7 and L9: the Redis store's parts, against a real Redis: the nonce batch, the quota count, a
+ * token read on a miss. Under L7, the floor of any batch: one round trip to Redis, through ioredis
+ * and through a bare socket (a write, the wait, a read), paid once a turn and shared by its requests.
+ */
+async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKey, app }: Fixture, bare: { ping: () => Promise<void> }): Promise<Part[]> {
   const nonceKeys = new NonceKeys('parts secret')
   const minute = Math.floor(Date.now() / 60_000)
   let pass = 0
@@ -282,6 +305,8 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
   const rung = 'L9 a token LRU miss'
   return [
     ...batches,
+    { rung: 'L7 Redis nonces', name: 'ioredis PING alone, 1 a turn (a round trip)', floor: true, call: () => {}, pass: async (calls) => { for (let i = 0; i < calls; i++) await redis.ping() } },
+    { rung: 'L7 Redis nonces', name: 'a bare socket PING, 1 a turn (a round trip, no client library)', floor: true, call: () => {}, pass: async (calls) => { for (let i = 0; i < calls; i++) await bare.ping() } },
     quota,
     { rung, name: 'the miss (no LRU: store read, checks, opening)', call: () => {}, pass: async (calls) => { await inTurns(calls, 5, async () => await cold.lookup(accessToken)) } },
     { rung, name: 'the token read alone (store, 5 a turn)', call: () => {}, pass: async (calls) => { await inTurns(calls, 5, async () => await store.getAccessToken(hash, grantId)) } },
@@ -299,7 +324,8 @@ export async function runParts (): Promise<void> {
   const directory = await mkdtemp(join(tmpdir(), 'macgate-parts-'))
   const redisServer = await startRedis()
   const redis = new Redis(redisServer.url)
-  const stops: Array<() => Promise<unknown> | unknown> = [async () => await rm(directory, { recursive: true, force: true }), () => { redisServer.stop() }, () => { redis.disconnect() }]
+  const bare = await bareRoundTrips(redisServer.url)
+  const stops: Array<() => Promise<unknown> | unknown> = [async () => await rm(directory, { recursive: true, force: true }), () => { redisServer.stop() }, () => { redis.disconnect() }, () => { bare.close() }]
   try {
     const memory = new MemoryStore()
     const embedded = await fixture(memory, CALLS)
@@ -312,7 +338,7 @@ export async function runParts (): Promise<void> {
     stops.push(async () => await onRedis.app.close())
     const upstream = await startServer('upstream', 1)
     stops.push(async () => { await upstream.stop() })
-    const parts = [...routeParts(), ...macCheckParts(embedded, resign), ...headerParts(embedded, `http://127.0.0.1:${upstream.ready.port}`), ...metricsParts(), ...accessLogParts(directory), ...await redisParts(store, redis, onRedis)]
+    const parts = [...routeParts(), ...macCheckParts(embedded, resign), ...headerParts(embedded, `http://127.0.0.1:${upstream.ready.port}`), ...metricsParts(), ...accessLogParts(directory), ...await redisParts(store, redis, onRedis, bare)]
     const counters = new RequestCounters()
     const results: PartResult[] = []
     for (const part of parts) {

@@ -10,6 +10,7 @@ import { forwardedFor } from '../edge/trusted-proxies.ts'
 import { FailureLog } from './upstreams/failure-log.ts'
 import { registerUpstreamMetrics } from './upstreams/metrics.ts'
 import { isRetryable } from './upstreams/upstream.ts'
+import { callerLeft } from './upstreams/caller-signal.ts'
 import { CALLER, TARGET, Upstreams, type RouteTarget } from './upstreams/upstreams.ts'
 
 /**
@@ -180,13 +181,13 @@ const logRetireFailure = (error: unknown): void => { console.error('closing a re
 
 /**
  * A response's one close listener (a `this` function, one for all). When the caller left before its
- * answer was out, the upstream request is cancelled: the caller's request is the upstream request's
- * abort signal (upstream.ts); an HTTP/2 answer whose stream the caller reset counts as finished
+ * answer was out, the upstream request is cancelled through its caller's signal
+ * (upstreams/caller-signal.ts); an HTTP/2 answer whose stream the caller reset counts as finished
  * (Node's compatibility layer), and its request says `aborted`. Then the response lets go of its
- * config's state. A request refused before the proxy has no upstream request: its `abort` is unheard.
+ * config's state. A request refused before the proxy has no upstream request, and no signal.
  */
 function responseClosed (this: HoldingResponse): void {
-  if (!this.writableFinished || this.req.aborted) this.req.emit('abort')
+  if (!this.writableFinished || this.req.aborted) callerLeft(this.req)
   this[HELD]?.release(logRetireFailure)
 }
 

@@ -47,9 +47,14 @@ function repeatsHost (rawHeaders: string[]): boolean {
 
 export const HOST_DIFFERS = 'the Host header differs from :authority'
 
+/** Loops, not `every`/`some` with a closure: it runs on every verified request. */
 function granted (scope: readonly string[], required: string[], match: 'all' | 'any'): boolean {
   if (required.length === 0) return true
-  return match === 'any' ? required.some((item) => scope.includes(item)) : required.every((item) => scope.includes(item))
+  const any = match === 'any'
+  for (let i = 0; i < required.length; i++) {
+    if (scope.includes(required[i]!) === any) return any
+  }
+  return !any
 }
 
 /**

@@ -34,7 +34,7 @@ export function canonicalQuery (rawQuery: string, variant: QueryVariant = 'prima
 
 /** The request's host name as signed: lower case, without port; IPv6 literals keep their brackets. */
 export function signingHost (host: string): string {
-  const lower = host.toLowerCase()
+  const lower = lowerCase(host)
   if (lower.startsWith('[')) {
     const end = lower.indexOf(']')
     return end === -1 ? lower : lower.slice(0, end + 1)
@@ -43,6 +43,24 @@ export function signingHost (host: string): string {
   // More than one `:` without brackets can only be a bare IPv6 address, which has no port.
   if (colon === -1 || lower.indexOf(':', colon + 1) !== -1) return lower
   return lower.slice(0, colon)
+}
+
+// toLowerCase and toUpperCase make a new string even when nothing changes; the method and host
+// of nearly every request are already in their case, so they are only converted when they are not.
+function lowerCase (text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if ((c >= 0x41 && c <= 0x5a) || c > 0x7e) return text.toLowerCase()
+  }
+  return text
+}
+
+function upperCase (text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if ((c >= 0x61 && c <= 0x7a) || c > 0x7e) return text.toUpperCase()
+  }
+  return text
 }
 
 export interface SigningInput {
@@ -57,7 +75,7 @@ export interface SigningInput {
 }
 
 export function stringToSign ({ nonce, method, host, path, query }: SigningInput): string {
-  return `${nonce}\n${method.toUpperCase()}\n${signingHost(host)}\n${path}\n${query}\n`
+  return `${nonce}\n${upperCase(method)}\n${signingHost(host)}\n${path}\n${query}\n`
 }
 
 /** Unix time in whole minutes: a nonce's M is the minute it was made in. */

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache'
 import { grantIdOf, hashSecret, openMacKey } from '../access/credentials.ts'
 import { Pending } from '../store/pending.ts'
 import type { AccessTokenRecord, TokenLookup } from '../store/store.ts'
-import { signingKeyOf } from './signature.ts'
+import { hashNameOf, signingKeyOf } from './signature.ts'
 
 /** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
 export interface MacIdentity {
@@ -19,6 +19,8 @@ export interface ActiveToken {
   macKey: string
   /** The mac_key prepared as an HMAC key once, for every request that presents the token while cached. */
   signingKey: KeyObject
+  /** The record's mac_algorithm as node:crypto names its hash, read once. */
+  hashName: 'sha1' | 'sha256'
   record: AccessTokenRecord
   /** Frozen: shared by every request that presents the token while it is cached. */
   identity: MacIdentity
@@ -53,7 +55,7 @@ function entryOf (token: string, hash: string, record: AccessTokenRecord | undef
   const { openId, clientId, userId, scope } = record
   const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
   const macKey = openMacKey(token, record.macKeySealed)
-  return { hash, record, macKey, signingKey: signingKeyOf(macKey), identity }
+  return { hash, record, macKey, signingKey: signingKeyOf(macKey), hashName: hashNameOf(record.macAlgorithm), identity }
 }
 
 /** A store read in flight, shared by every miss for its token until it settles. */

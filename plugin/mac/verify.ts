@@ -6,7 +6,7 @@ import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
 import type { CountedUse, NonceLog, TokenLookup } from '../store/store.ts'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.ts'
 import { parseMacHeader, type MacHeader } from './header.ts'
-import { canonicalQuery, computeMac, hashNameOf, constantTimeEqual, signingHost, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
+import { canonicalQuery, computeMac, constantTimeEqual, signingHost, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
 
 export type { MacIdentity } from './token-cache.ts'
 
@@ -115,17 +115,18 @@ export class MacVerifier {
     return this.#check(request, header, found, now)
   }
 
-  #check ({ method, host, path, query: rawQuery, quota }: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | PromiseLike<MacIdentity> {
+  #check (request: MacRequest, header: MacHeader, token: ActiveToken | undefined, now: number): MacIdentity | PromiseLike<MacIdentity> {
     if (token === undefined) throw errors.invalidToken()
 
-    if (!this.#macMatchesSomeQueryForm(header, token, { method, host, path, rawQuery })) throw this.#mismatch(header, { method, host, path, rawQuery })
+    if (!this.#macMatchesSomeQueryForm(header, token, request)) throw this.#mismatch(header, request)
 
     const drift = unixMinute(now) - header.minutes
     if (drift > this.#skew) throw denied(DENIALS.staleNonce)
     if (drift < -this.#skew) throw denied(DENIALS.futureNonce)
-    checkQueryBindings(rawQuery, header.accessToken, token)
+    checkQueryBindings(request.query, header.accessToken, token)
     const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
+    const quota = request.quota
     if (quota !== undefined) {
       const quotas = this.#quotas
       if (quotas === undefined) throw new Error('a route with a quota needs a verifier with quotas')
@@ -144,31 +145,31 @@ export class MacVerifier {
    * (`signedHosts`) with the primary form only, so that a bad mac costs at most that many more HMACs
    * and a refusal stays cheaper than the slowest success. The nonce is one and spent once, later.
    */
-  #macMatchesSomeQueryForm (header: MacHeader, { signingKey, record }: ActiveToken, request: { method: string, host: string, path: string, rawQuery: string }): boolean {
-    const hash = hashNameOf(record.macAlgorithm)
-    const sign = (query: string, host = request.host): string => computeMac(signingKey, stringToSign({ nonce: header.nonce, method: request.method, host, path: request.path, query }), hash)
-    const primary = canonicalQuery(request.rawQuery)
-    if (constantTimeEqual(sign(primary), header.mac)) return true
+  #macMatchesSomeQueryForm (header: MacHeader, token: ActiveToken, request: MacRequest): boolean {
+    const primary = canonicalQuery(request.query)
+    if (macMatches(header, token, request, primary, request.host)) return true
     // Other SDKs sign the query differently; try their forms only when they differ.
-    const tried = new Set([primary])
-    for (const variant of this.#variants) {
-      const query = canonicalQuery(request.rawQuery, variant)
-      if (tried.has(query)) continue
-      tried.add(query)
-      if (constantTimeEqual(sign(query), header.mac)) return true
+    if (this.#variants.length > 0 && request.query !== '') {
+      const tried = new Set([primary])
+      for (const variant of this.#variants) {
+        const query = canonicalQuery(request.query, variant)
+        if (tried.has(query)) continue
+        tried.add(query)
+        if (macMatches(header, token, request, query, request.host)) return true
+      }
     }
     if (this.#signedHosts.length === 0) return false
     const own = signingHost(request.host)
     for (const host of this.#signedHosts) {
-      if (host !== own && constantTimeEqual(sign(primary, host), header.mac)) return true
+      if (host !== own && macMatches(header, token, request, primary, host)) return true
     }
     return false
   }
 
   /** The mismatch error; with macDebug it carries what the server signed, so that a client sees which line differs. */
-  #mismatch (header: MacHeader, request: { method: string, host: string, path: string, rawQuery: string }): Error {
+  #mismatch (header: MacHeader, { method, host, path, query }: MacRequest): Error {
     if (!this.#debug) return denied(DENIALS.macMismatch)
-    const text = stringToSign({ nonce: header.nonce, method: request.method, host: request.host, path: request.path, query: canonicalQuery(request.rawQuery) })
+    const text = stringToSign({ nonce: header.nonce, method, host, path, query: canonicalQuery(query) })
     return denied(DENIALS.macMismatch, { stringToSign: text })
   }
 
@@ -176,6 +177,12 @@ export class MacVerifier {
   #nonceTtl (minutes: number, now: number): number {
     return Math.max(1, (minutes + this.#skew + 1) * 60 - Math.floor(now / 1000))
   }
+}
+
+/** Whether the header's mac is the token's over the request with this query form and host, compared in constant time. */
+function macMatches (header: MacHeader, { signingKey, hashName }: ActiveToken, { method, path }: MacRequest, query: string, host: string): boolean {
+  const text = stringToSign({ nonce: header.nonce, method, host, path, query })
+  return constantTimeEqual(computeMac(signingKey, text, hashName), header.mac)
 }
 
 function identityUnlessReplayed (first: boolean, token: ActiveToken): MacIdentity {

@@ -16,8 +16,12 @@
 export class Pending<T> implements PromiseLike<T> {
   #settled: 'no' | 'fulfilled' | 'rejected' = 'no'
   #value: unknown
-  /** Usually one pair (the caller's `then`); more only when several wait on one result. */
-  #waiting: Array<(settled: 'fulfilled' | 'rejected', value: unknown) => void> | undefined
+  /**
+   * The first waiter (the caller's `then`, usually the only one) kept as plain fields, so that
+   * chaining makes no closure or array per request; later waiters in `#others`.
+   */
+  #first: Waiter | undefined
+  #others: Waiter[] | undefined
   /** Whether anyone has called `then`: a rejection is then theirs to handle. */
   #waited = false
 
@@ -31,38 +35,59 @@ export class Pending<T> implements PromiseLike<T> {
 
   then<A = T, B = never> (onFulfilled?: ((value: T) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Pending<A | B> {
     this.#waited = true
-    const next = new Pending<A | B>()
-    const run = (settled: 'fulfilled' | 'rejected', value: unknown): void => {
-      const callback = settled === 'fulfilled' ? onFulfilled : onRejected
-      if (callback === undefined || callback === null) {
-        next.#settle(settled, value)
-        return
-      }
-      try {
-        const result = callback(value as T)
-        if (isThenable(result)) result.then((inner) => { next.resolve(inner) }, (error: unknown) => { next.reject(error) })
-        else next.resolve(result)
-      } catch (error) {
-        next.reject(error)
-      }
-    }
-    if (this.#settled !== 'no') run(this.#settled, this.#value)
-    else if (this.#waiting === undefined) this.#waiting = [run]
-    else this.#waiting.push(run)
-    return next
+    const waiter = new Waiter(onFulfilled as Callback, onRejected as Callback, new Pending<A | B>())
+    if (this.#settled !== 'no') waiter.run(this.#settled, this.#value)
+    else if (this.#first === undefined) this.#first = waiter
+    else (this.#others ??= []).push(waiter)
+    return waiter.next as Pending<A | B>
   }
 
   #settle (settled: 'fulfilled' | 'rejected', value: unknown): void {
     if (this.#settled !== 'no') return
     this.#settled = settled
     this.#value = value
-    const waiting = this.#waiting
-    this.#waiting = undefined
-    if (waiting === undefined) {
+    const first = this.#first
+    const others = this.#others
+    this.#first = undefined
+    this.#others = undefined
+    if (first === undefined) {
       if (settled === 'rejected') queueMicrotask(() => { if (!this.#waited) throw value })
       return
     }
-    for (const run of waiting) run(settled, value)
+    first.run(settled, value)
+    if (others !== undefined) for (const waiter of others) waiter.run(settled, value)
+  }
+}
+
+type Callback = ((value: unknown) => unknown) | null | undefined
+
+/** One `then`: its callbacks and the Pending it answers with the callback's result. */
+class Waiter {
+  readonly onFulfilled: Callback
+  readonly onRejected: Callback
+  readonly next: Pending<unknown>
+
+  constructor (onFulfilled: Callback, onRejected: Callback, next: Pending<unknown>) {
+    this.onFulfilled = onFulfilled
+    this.onRejected = onRejected
+    this.next = next
+  }
+
+  run (settled: 'fulfilled' | 'rejected', value: unknown): void {
+    const callback = settled === 'fulfilled' ? this.onFulfilled : this.onRejected
+    const next = this.next
+    if (callback === undefined || callback === null) {
+      if (settled === 'fulfilled') next.resolve(value)
+      else next.reject(value)
+      return
+    }
+    try {
+      const result = callback(value)
+      if (isThenable(result)) result.then((inner) => { next.resolve(inner) }, (error: unknown) => { next.reject(error) })
+      else next.resolve(result)
+    } catch (error) {
+      next.reject(error)
+    }
   }
 }
 

@@ -5,6 +5,7 @@ import { Pool, type Dispatcher } from 'undici'
 import type { UpstreamPoolSettings } from '../../config/gateway-config.ts'
 import { answerFor, causeOf, countsAgainstInstance, failedBeforeSending, type FailureCause, CAUSES } from './failure.ts'
 import type { FailureLog } from './failure-log.ts'
+import { signalOf } from './caller-signal.ts'
 
 /** A request as reply-from hands it to its dispatcher, with the fields the upstream sets. */
 export type UpstreamRequest = Dispatcher.RequestOptions & { origin?: string, signal?: unknown }
@@ -114,8 +115,8 @@ export class Upstream {
 
   /**
    * Sends `request` to an instance, its answer (or failure, as an OAuthError) to `done`. Refused at
-   * once past the bound (503) or with every instance skipped (502). `caller` is the signal: an
-   * `abort` on it (proxy.ts emits one when the caller leaves) cancels the upstream request.
+   * once past the bound (503) or with every instance skipped (502). The caller's signal
+   * (caller-signal.ts; proxy.ts aborts it when the caller leaves) cancels the upstream request.
    */
   send (request: UpstreamRequest, caller: IncomingMessage, timeouts: RouteTimeouts, done: ResponseCallback): void {
     this.counts.requests++
@@ -131,7 +132,7 @@ export class Upstream {
     }
     request.origin = instance.origin
     if (instance.prefix !== '') request.path = instance.prefix + request.path
-    request.signal = caller
+    request.signal = signalOf(caller)
     request.headersTimeout = timeouts.headersMs
     request.bodyTimeout = timeouts.bodyIdleMs
     this.#awaiting++

@@ -74,6 +74,11 @@ t.test('string to sign: method and host normalisation', async (t) => {
   t.equal(signingHost('127.0.0.1:80'), '127.0.0.1')
   t.equal(signingHost('Example.com'), 'example.com')
   t.equal(signingHost('example.com:'), 'example.com', 'empty port')
+  // Case is converted only when some character needs it; beyond ASCII, by the language's own rules.
+  t.equal(text('GET', 'api.example.com'), '1:2\nGET\napi.example.com\n/p\na=1\n', 'already in case')
+  t.equal(text('geT', 'api.example.coM'), '1:2\nGET\napi.example.com\n/p\na=1\n', 'one letter out of case, last')
+  t.equal(text('GETß', 'BÜCHER.example'), '1:2\nGETSS\nbücher.example\n/p\na=1\n', 'non-ASCII: toUpperCase/toLowerCase')
+  t.equal(signingHost('ÉXAMPLE.com:80'), 'éxample.com')
 })
 
 t.test('computeMac is HMAC-SHA1 over UTF-8', async (t) => {
