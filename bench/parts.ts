@@ -353,7 +353,7 @@ export async function runParts (): Promise<void> {
   }
 }
 
-/** The table: each rung's parts, their floors indented, and each rung's sum of its own parts. */
+/** The table: each rung's parts, each with its floors (the call alone, outside macgate) below it. */
 export function partsTable (results: PartResult[]): string {
   const lines = ['| rung | part | least CPU µs/call | median | heap bytes/call |', '|:--|:--|--:|--:|--:|']
   for (const result of results) {
