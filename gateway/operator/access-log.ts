@@ -2,6 +2,7 @@
 // client's two: what an operator needs per request; anything more comes from the metrics.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { pathAndQuery, type AuditEvents } from '../../plugin/index.ts'
+import { accessLineWriter } from './access-line.ts'
 
 /** Lines for refused requests without a verified caller, per second; the rest is counted. */
 export const REFUSAL_LINES_PER_SECOND = 20
@@ -55,20 +56,6 @@ export class RefusalLogLimiter {
   }
 }
 
-/** One access line's fields, in the order they are written; `client` and `reason` only when known. */
-interface AccessLine {
-  method: string
-  path: string
-  status: number
-  ms: number
-  /** The caller's address: behind trusted proxies, the one X-Forwarded-For names (trusted-proxies.ts). */
-  ip: string
-  client?: string
-  reason?: string
-  trace_id?: string
-  span_id?: string
-}
-
 /** The request's trace and span ids while its span is sampled (tracing/gateway-tracing.ts); absent when tracing is off. */
 export type TraceIdsOf = (request: FastifyRequest) => { traceId: string, spanId: string } | undefined
 
@@ -76,29 +63,22 @@ export type TraceIdsOf = (request: FastifyRequest) => { traceId: string, spanId:
  * Logs method, path (never the query: codes and secrets travel there), status, latency, the
  * caller's address, the verified client and, for a refused request, why. Written through the root logger, so that a
  * route whose own level is quieter (the proxy's) still gets its line. Refusals of unverified
- * requests go through a `RefusalLogLimiter`. A callback hook building one plain object: an async
- * hook would cost a promise per request, and spreads a copy per line.
+ * requests go through a `RefusalLogLimiter`. A callback hook (an async one would cost a promise per
+ * request) handing the fields to `accessLineWriter` (access-line.ts): no object made per line.
  */
 export function registerAccessLog (app: FastifyInstance, refusalsPerSecond = REFUSAL_LINES_PER_SECOND, traceIdsOf?: TraceIdsOf): void {
   const log = app.log
   const limiter = new RefusalLogLimiter(log, refusalsPerSecond)
   app.addHook('onClose', async () => { limiter.close() })
+  const write = accessLineWriter(log)
   app.addHook('onResponse', function logAccess (request: FastifyRequest, reply: FastifyReply, done: () => void) {
     const identity = request.macIdentity
     const reason = request.macRejection
     const status = reply.statusCode
     if (identity === null && status >= 400 && !limiter.admit(reason ?? String(status))) return done()
-    const line: AccessLine = { method: request.method, path: pathAndQuery(request).path, status, ms: Math.round(reply.elapsedTime * 100) / 100, ip: request.ip }
-    if (identity !== null) line.client = identity.clientId
-    if (reason !== null) line.reason = reason
-    if (traceIdsOf !== undefined) {
-      const ids = traceIdsOf(request)
-      if (ids !== undefined) {
-        line.trace_id = ids.traceId
-        line.span_id = ids.spanId
-      }
-    }
-    log.info(line, 'request')
+    const ids = traceIdsOf?.(request)
+    write(request.method, pathAndQuery(request).path, status, Math.round(reply.elapsedTime * 100) / 100, request.ip,
+      identity?.clientId, reason ?? undefined, ids?.traceId, ids?.spanId)
     done()
   })
 }

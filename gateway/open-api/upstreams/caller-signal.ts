@@ -48,7 +48,8 @@ export class CallerSignal {
 /** The caller's signal, made at its first upstream request. */
 export function signalOf (caller: Caller): CallerSignal {
   const signalled = caller as Signalled
-  return signalled[SIGNAL] ??= new CallerSignal()
+  signalled[SIGNAL] ??= new CallerSignal()
+  return signalled[SIGNAL]
 }
 
 /** The caller left before its answer was written: its upstream request, if any is in flight, is cancelled. */

@@ -1,0 +1,95 @@
+// The access line written as pino writes it, from the parts pino has already serialised: one per
+// request, it is the gateway's busiest log call.
+import { tracingChannel } from 'node:diagnostics_channel'
+import pino from 'pino'
+
+// msgPrefixSym is in pino's symbols at run time, not in its types.
+const {
+  chindingsSym, endSym, formattersSym, hooksSym, lsCacheSym, messageKeySym, mixinSym, msgPrefixSym,
+  needsMetadataGsym, nestedKeySym, serializersSym, streamSym, stringifiersSym, timeSym
+} = pino.symbols as typeof pino.symbols & { readonly msgPrefixSym: unique symbol }
+
+/** The fields of one access line, in the order they are written; absent ones are left out. */
+export const ACCESS_FIELDS = ['method', 'path', 'status', 'ms', 'ip', 'client', 'reason', 'trace_id', 'span_id'] as const
+
+/**
+ * Writes one access line: method, path, status, ms, ip, then client, reason, trace_id, span_id when
+ * given, and the message `request`, at `info`.
+ */
+export type AccessLineWriter = (method: string, path: string, status: number, ms: number, ip: string | undefined,
+  client: string | undefined, reason: string | undefined, traceId: string | undefined, spanId: string | undefined) => void
+
+/** What of a pino logger the line is built from: its public methods, and its parts by pino.symbols (its documented door for integrations). */
+interface Pino {
+  levels: { values: Record<string, number> }
+  isLevelEnabled: (level: string) => boolean
+  info: (fields: object, message: string) => void
+}
+type Stream = { write: (line: string) => unknown } & Record<symbol, unknown>
+
+/** A logger's part under one of pino's symbols. */
+function part<T> (logger: Pino, symbol: symbol): T {
+  return (logger as unknown as Record<symbol, T>)[symbol]!
+}
+
+// Who watches pino's serialisation (an instrumentation may): then every line goes through pino.
+const pinoSerialisation = tracingChannel('pino_asJson')
+
+/**
+ * The line pino's `info(fields, 'request')` writes, byte for byte, built from the parts pino made
+ * once (the level's text, the bindings, the end) and the fields' JSON written in place: pino's own
+ * serialisation stringifies each key and concatenates field by field, about 1.8 KB of garbage a
+ * line. Where the logger's options change what pino would write (a log formatter, a mixin,
+ * redaction, a nested key, a message prefix, hooks, serializers for these fields, a stream that
+ * wants each line's metadata), or it is not a pino logger, or someone watches pino's
+ * serialisation, each line is pino's own `info`.
+ */
+export function accessLineWriter (log: unknown): AccessLineWriter {
+  const logger = log as Pino
+  const info = (method: string, path: string, status: number, ms: number, ip: string | undefined, client: string | undefined, reason: string | undefined, traceId: string | undefined, spanId: string | undefined): void => {
+    logger.info({ method, path, status, ms, ip, client, reason, trace_id: traceId, span_id: spanId }, 'request')
+  }
+  if (!writesPlainLines(logger)) return info
+  const level = logger.levels.values.info!
+  const start = part<Record<number, string>>(logger, lsCacheSym)[level]!
+  const end = part<string>(logger, endSym)
+  const message = `,"${inQuotes(part<string>(logger, messageKeySym))}":"request"`
+  return (method, path, status, ms, ip, client, reason, traceId, spanId) => {
+    if (!logger.isLevelEnabled('info')) return
+    if (pinoSerialisation.hasSubscribers) return info(method, path, status, ms, ip, client, reason, traceId, spanId)
+    // Read at each line, as pino reads them: a child's bindings, the clock.
+    part<Stream>(logger, streamSym).write(`${start}${part<() => string>(logger, timeSym)()}${part<string>(logger, chindingsSym)},"method":"${inQuotes(method)}","path":"${inQuotes(path)}","status":${number(status)},"ms":${number(ms)}${
+      optional(',"ip":', ip)}${optional(',"client":', client)}${optional(',"reason":', reason)}${optional(',"trace_id":', traceId)}${optional(',"span_id":', spanId)}${message}${end}`)
+  }
+}
+
+function writesPlainLines (logger: Pino): boolean {
+  const stream = part<Stream | undefined>(logger, streamSym)
+  if (typeof part(logger, lsCacheSym) !== 'object' || typeof part(logger, timeSym) !== 'function' || typeof stream?.write !== 'function') return false
+  const serializers = part<Record<string, unknown>>(logger, serializersSym)
+  const stringifiers = part<object>(logger, stringifiersSym)
+  const hooks = part<{ logMethod?: unknown, streamWrite?: unknown }>(logger, hooksSym)
+  return part<{ log?: unknown }>(logger, formattersSym).log === undefined && part(logger, mixinSym) === undefined &&
+    (part(logger, nestedKeySym) ?? null) === null && part(logger, msgPrefixSym) === undefined &&
+    hooks.logMethod === undefined && hooks.streamWrite === undefined &&
+    Reflect.ownKeys(stringifiers).length === 0 && stream[needsMetadataGsym] !== true &&
+    ACCESS_FIELDS.every((field) => serializers[field] === undefined)
+}
+
+function optional (key: string, value: string | undefined): string {
+  return value === undefined ? '' : `${key}"${inQuotes(value)}"`
+}
+
+/** pino writes a number that is not finite as null. */
+function number (value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null'
+}
+
+/** What a JSON string encloses: the text itself when nothing in it needs escaping (the usual case, no copy), else JSON.stringify's. */
+function inQuotes (text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text).slice(1, -1)
+  }
+  return text
+}
