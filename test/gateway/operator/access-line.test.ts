@@ -13,14 +13,21 @@ function capture (): { stream: pino.DestinationStream, lines: string[] } {
   return { stream: { write: (line: string) => { lines.push(line) } }, lines }
 }
 
-/** The same fields through pino's `info` and through the writer, each into its own logger with `options`. */
-function both (options: LoggerOptions, fields: Fields): { pino: string[], ours: string[] } {
+/**
+ * The same fields through pino's `info` and through the writer, each into its own logger with
+ * `options`; `byPino` says whether the writer handed its line to pino's `info`.
+ */
+function both (options: LoggerOptions, fields: Fields): { pino: string[], ours: string[], byPino: boolean } {
   const theirs = capture()
   const mine = capture()
   const [method, path, status, ms, ip, client, reason, traceId, spanId] = fields
   pino(options, theirs.stream).info({ method, path, status, ms, ip, client, reason, trace_id: traceId, span_id: spanId }, 'request')
-  accessLineWriter(pino(options, mine.stream))(...fields)
-  return { pino: theirs.lines, ours: mine.lines }
+  const logger = pino(options, mine.stream)
+  let byPino = false
+  const info = logger.info.bind(logger)
+  logger.info = ((...args: Parameters<typeof info>) => { byPino = true; info(...args) }) as typeof logger.info
+  accessLineWriter(logger)(...fields)
+  return { pino: theirs.lines, ours: mine.lines, byPino }
 }
 
 const time = (): string => ',"time":1764000000000'
@@ -42,7 +49,8 @@ t.test('byte for byte pino\'s line, under the options that leave it alone', asyn
   ]
   for (const [name, options] of optionSets) {
     for (const fields of FIELDS) {
-      const { pino: expected, ours } = both(options, fields)
+      const { pino: expected, ours, byPino } = both(options, fields)
+      t.equal(byPino, false, `${name}: built from pino's parts, not by pino's info`)
       if (options.timestamp === undefined || options.timestamp === pino.stdTimeFunctions.isoTime) {
         // The clock moved between the two lines: compare all but the time.
         const strip = (line: string): string => line.replace(/,"time":("[^"]*"|\d+)/, '')
@@ -67,8 +75,9 @@ t.test('options that change the line: pino writes it', async (t) => {
     ['a serializer of a field', { timestamp: time, serializers: { path: () => '[path]' } }]
   ]
   for (const [name, options] of changing) {
-    const { pino: expected, ours } = both(options, FIELDS[0]!)
+    const { pino: expected, ours, byPino } = both(options, FIELDS[0]!)
     t.same(ours, expected, name)
+    t.equal(byPino, true, `${name}: pino's own info`)
   }
 })
 
