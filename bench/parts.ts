@@ -345,7 +345,8 @@ export async function runParts (): Promise<void> {
       results.push(await timePart(part, counters))
       process.stderr.write(`timed ${part.name}\n`)
     }
-    const file = new URL(`parts-${new Date().toISOString().replaceAll(':', '-')}.json`, resultsDirectory)
+    // A quick run's file is quick-parts-… (untracked, as a quick ladder's): too few calls to quote.
+    const file = new URL(`${quick ? 'quick-' : ''}parts-${new Date().toISOString().replaceAll(':', '-')}.json`, resultsDirectory)
     await writeFile(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, calls: CALLS, passes: PASSES, parts: results }, null, 2))
     process.stdout.write(`${partsTable(results)}\n\n${PASSES} passes of ${CALLS} calls; Node ${process.version}\nresults: ${file.pathname}\n`)
   } finally {
