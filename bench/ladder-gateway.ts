@@ -14,8 +14,9 @@ const admitUnchecked: MacAuthHook = (_request, _reply, done) => { done() }
 export function rungParts ({ macCheck, upstreamHeaders, requestMetrics }: HotPathParts): RequestPathParts {
   return {
     check: macCheck ? SHIPPED_PARTS.check : () => admitUnchecked,
-    // Off: the headers as they came, reply-from's own default.
-    rewriteHeaders: upstreamHeaders ? SHIPPED_PARTS.rewriteHeaders : () => {},
+    // Off: the headers as they came (reply-from's own default), in an object of their own as the
+    // shipped rewrite's are: the proxy keys it for the dispatcher (proxy.ts).
+    rewriteHeaders: upstreamHeaders ? SHIPPED_PARTS.rewriteHeaders : (_request, headers) => Object.assign({}, headers),
     requestMetrics: requestMetrics ? SHIPPED_PARTS.requestMetrics : () => {}
   }
 }

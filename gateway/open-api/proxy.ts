@@ -101,14 +101,18 @@ function retryDelay ({ err, attempt }: { err?: Error | null, attempt: number }):
 export interface ProxyParts {
   /** The route's check: answers a refusal itself, calls `done` only for a verified request. */
   check: (app: FastifyInstance, rule: RouteRule, observer: VerifyObserver | undefined) => MacAuthHook
-  /** Changes reply-from's copy of the request's headers, in place, into what the upstream gets. */
-  rewriteHeaders: (request: FastifyRequest, headers: IncomingHttpHeaders, target: ProxyTarget) => void
+  /**
+   * What the upstream gets, from reply-from's copy of the request's headers: a new object, which
+   * the proxy then keys for the dispatcher (a property added to reply-from's copy, a spread, costs
+   * a map of its own each time: upstream-request.ts).
+   */
+  rewriteHeaders: (request: FastifyRequest, headers: IncomingHttpHeaders, target: ProxyTarget) => IncomingHttpHeaders
 }
 
 export const SHIPPED_PROXY_PARTS: ProxyParts = {
   check: (app, rule, observer) => app.macAuth({ scopes: rule.scopes, match: rule.match, quota: routeQuota(rule), observer }),
   rewriteHeaders (request, headers, target) {
-    upstreamHeaders(request.macIdentity!, forwardedFor(request), headers, target.headerOptions, request.ips === undefined ? undefined : request.protocol)
+    return upstreamHeaders(request.macIdentity!, forwardedFor(request), headers, target.headerOptions, request.ips === undefined ? undefined : request.protocol)
   }
 }
 
@@ -256,16 +260,16 @@ export async function registerProxy (app: FastifyInstance, { logging, clock, par
       // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
       replyOptions: {
-        // reply-from's copy of the caller's headers, changed in place and given back: no second copy.
+        // What goes upstream, made from reply-from's copy of the caller's headers.
         rewriteRequestHeaders (request, headers) {
           const target = request.upstreamTarget!
-          rewriteHeaders(request as FastifyRequest, headers, target)
+          const upstream = rewriteHeaders(request as FastifyRequest, headers, target)
           // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
-          const keyed = headers as Record<PropertyKey, unknown>
+          const keyed = upstream as Record<PropertyKey, unknown>
           keyed[TARGET] = target
           keyed[CALLER] = request.raw
           if (tracing !== undefined) tracing.upstreamHeaders(request as FastifyRequest, keyed)
-          return headers
+          return upstream
         },
         queryString: upstreamQuery,
         onError: (reply, { error }) => { answerFailure(reply as FastifyReply, error) },

@@ -48,26 +48,30 @@ function scopeValue (identity: MacIdentity): string {
  * headers, `Expect` (answered here: Node sends the 100 Continue), any identity or origin the
  * caller claimed itself and (by default) method overrides; with the verified identity, the
  * caller's address as X-Forwarded-For (behind trusted proxies, the caller and the hops after it:
- * trusted-proxies.ts) and, behind trusted proxies, X-Forwarded-Proto; without Host, which undici writes as each instance's own.
- * `headers` is reply-from's copy of the request's, changed in place (no second copy): it has
- * already taken out Connection and the headers it names (reply-from's index.js, before its
- * rewriteRequestHeaders calls this; test/gateway/open-api/gateway-edges.test.ts checks it over real HTTP), so
- * nothing here parses Connection. Node has already lower-cased every name. A header going
- * is set to undefined rather than deleted, which keeps the object's shape; undici skips it.
+ * trusted-proxies.ts) and, behind trusted proxies, X-Forwarded-Proto; without Host, which undici
+ * writes as each instance's own. `headers` is reply-from's copy of the request's: it has already
+ * taken out Connection and the headers it names (reply-from's index.js, before its
+ * rewriteRequestHeaders calls this; test/gateway/open-api/gateway-edges.test.ts checks it over real
+ * HTTP), so nothing here parses Connection. Node has already lower-cased every name.
+ *
+ * The answer is a new object, built up from `{}`, never that copy changed: reply-from's copy is a
+ * spread (`{ ...req.headers }`), and V8 gives each property added to a spread's result a map of
+ * its own, every request again (about 350 heap bytes a header), where an object built from `{}`
+ * takes the same cached shapes each time.
  */
 export function upstreamHeaders (identity: MacIdentity, forwardedFor: string, headers: IncomingHttpHeaders, { forwardMethodOverride }: UpstreamHeaderOptions, forwardedProto?: string): IncomingHttpHeaders {
   const dropped = forwardMethodOverride ? DROPPED : DROPPED_AND_OVERRIDES
+  const upstream: IncomingHttpHeaders = {}
   for (const name in headers) {
-    if (dropped.has(name) || claimsIdentity(name)) headers[name] = undefined
+    if (name !== 'host' && !dropped.has(name) && !claimsIdentity(name)) upstream[name] = headers[name]
   }
-  headers.host = undefined
-  headers['x-forwarded-for'] = forwardedFor
-  if (forwardedProto !== undefined) headers['x-forwarded-proto'] = forwardedProto
-  headers['x-macgate-open-id'] = identity.openId
-  headers['x-macgate-client-id'] = identity.clientId
-  headers['x-macgate-user-id'] = identity.userId
-  headers['x-macgate-scope'] = scopeValue(identity)
-  return headers
+  upstream['x-forwarded-for'] = forwardedFor
+  if (forwardedProto !== undefined) upstream['x-forwarded-proto'] = forwardedProto
+  upstream['x-macgate-open-id'] = identity.openId
+  upstream['x-macgate-client-id'] = identity.clientId
+  upstream['x-macgate-user-id'] = identity.userId
+  upstream['x-macgate-scope'] = scopeValue(identity)
+  return upstream
 }
 
 /** A query pair's name as URLSearchParams decodes it: the decoder the verifier's binding check uses. */
