@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { authorityOf, TWO_AUTHORITIES } from '../http/authority.ts'
 import { errors, toOAuthError, type OAuthError } from '../http/errors.ts'
-import { isThenable } from '../store/pending.ts'
+import { isThenable, Pending, type Receiver } from '../store/pending.ts'
 import { pathAndQuery } from '../http/path-and-query.ts'
 import { sendOpenApiError } from '../http/replies.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
@@ -84,6 +84,55 @@ function refuseThrown (request: FastifyRequest, reply: FastifyReply, done: (erro
   refuse(request, reply, done, failure, counts, quota, watch)
 }
 
+/** What a route's hook admits by: its scopes, counted outcomes and the refusal of a token short of scope. */
+interface Admittance {
+  counts: OutcomeCounts
+  scopes: string[]
+  match: 'all' | 'any'
+  /** The refusal's description, made once per route. */
+  missing: string
+}
+
+/** A verified identity in: refused when short of the route's scopes, else the request goes on. */
+function admit ({ counts, scopes, match, missing }: Admittance, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity, quota: QuotaReading | undefined, watch: VerifyWatch | undefined): void {
+  if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing), counts, quota, watch)
+  if (quota !== undefined) setRateLimitFields(reply, quota)
+  counts.ok++
+  watch?.end(identity, undefined)
+  request.macIdentity = identity
+  done()
+}
+
+/**
+ * One request waiting for its verification's answer (a Redis nonce's, a token read's): the answer's
+ * two ends as methods, so that waiting makes one object, not two closures and their context.
+ */
+class Admission implements Receiver<MacIdentity> {
+  readonly #admittance: Admittance
+  readonly #request: FastifyRequest
+  readonly #reply: FastifyReply
+  readonly #done: (error?: Error) => void
+  readonly #quota: QuotaReading | undefined
+  readonly #watch: VerifyWatch | undefined
+
+  constructor (admittance: Admittance, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, quota: QuotaReading | undefined, watch: VerifyWatch | undefined) {
+    this.#admittance = admittance
+    this.#request = request
+    this.#reply = reply
+    this.#done = done
+    this.#quota = quota
+    this.#watch = watch
+  }
+
+  fulfilled (identity: MacIdentity): void {
+    admit(this.#admittance, this.#request, this.#reply, this.#done, identity, this.#quota, this.#watch)
+  }
+
+  rejected (error: unknown): void {
+    refuseThrown(this.#request, this.#reply, this.#done, error, this.#admittance.counts, this.#quota, this.#watch)
+  }
+}
+
 /**
  * A hook that admits only MAC-signed requests with the required scopes, before any body is read;
  * the caller's identity is left on `request.macIdentity`. A refusal is answered here, in the open
@@ -91,15 +140,7 @@ function refuseThrown (request: FastifyRequest, reply: FastifyReply, done: (erro
  * carries the RateLimit fields.
  */
 export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { scopes = [], match = 'all', quota: routeQuota, observer }: MacAuthOptions = {}): MacAuthHook {
-  const missing = `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted`
-  function admit (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, identity: MacIdentity, quota: QuotaReading | undefined, watch: VerifyWatch | undefined): void {
-    if (!granted(identity.scope, scopes, match)) return refuse(request, reply, done, errors.scopeNotGranted(missing), counts, quota, watch)
-    if (quota !== undefined) setRateLimitFields(reply, quota)
-    counts.ok++
-    watch?.end(identity, undefined)
-    request.macIdentity = identity
-    done()
-  }
+  const admittance: Admittance = { counts, scopes, match, missing: `scope ${scopes.join(match === 'any' ? ' or ' : ' and ')} not granted` }
   return function macAuth (request, reply, done) {
     const quota = routeQuota === undefined ? undefined : new QuotaReading(routeQuota)
     const watch = observer?.(request)
@@ -118,7 +159,10 @@ export function macAuthHook (verifier: MacVerifier, counts: OutcomeCounts, { sco
       return refuseThrown(request, reply, done, error, counts, quota, watch)
     }
     if (watch !== undefined) watch.tokenCache = cacheAnswer(verifier, hits, misses, undefined)
-    if (isThenable<MacIdentity>(result)) result.then((identity) => { admit(request, reply, done, identity, quota, watch) }, (error: unknown) => { refuseThrown(request, reply, done, error, counts, quota, watch) })
-    else admit(request, reply, done, result, quota, watch)
+    if (!isThenable<MacIdentity>(result)) return admit(admittance, request, reply, done, result, quota, watch)
+    const admission = new Admission(admittance, request, reply, done, quota, watch)
+    // The verifier's later answers are Pendings (store/pending.ts); any other thenable is waited on as a promise.
+    if (result instanceof Pending) result.deliver(admission)
+    else result.then((identity) => { admission.fulfilled(identity) }, (error: unknown) => { admission.rejected(error) })
   }
 }

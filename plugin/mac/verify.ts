@@ -1,5 +1,5 @@
 import { errors, type ErrorOptions, type OAuthError } from '../http/errors.ts'
-import { isThenable } from '../store/pending.ts'
+import { isThenable, Pending } from '../store/pending.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
 import { NonceKeys } from '../store/nonce-key.ts'
 import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
@@ -134,8 +134,9 @@ export class MacVerifier {
       if (isThenable<CountedUse>(counted)) return counted.then((answer) => identityUnlessOverQuota(quotas, answer, token, quota))
       return identityUnlessOverQuota(quotas, counted, token, quota)
     }
-    // The Redis store's answer is a `Pending`: chained without a promise (store/pending.ts).
+    // The Redis store's answer is a `Pending`: chained without a promise or a closure (store/pending.ts).
     const fresh = this.#store.useNonce(use)
+    if (fresh instanceof Pending) return fresh.thenWith(identityUnlessReplayed, token)
     if (typeof fresh !== 'boolean') return fresh.then((first) => identityUnlessReplayed(first, token))
     return identityUnlessReplayed(fresh, token)
   }

@@ -34,12 +34,36 @@ export class Pending<T> implements PromiseLike<T> {
   }
 
   then<A = T, B = never> (onFulfilled?: ((value: T) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Pending<A | B> {
+    const next = new Pending<A | B>()
+    this.#wait(new Waiter(onFulfilled as Callback, onRejected as Callback, undefined, next, undefined))
+    return next
+  }
+
+  /**
+   * `then((value) => step(value, argument))` without the closure: what the verifier chains on
+   * every nonce (the cached token is the argument). A rejection passes through to the Pending given back.
+   */
+  thenWith<A, W> (step: (value: T, argument: W) => A | PromiseLike<A>, argument: W): Pending<A> {
+    const next = new Pending<A>()
+    this.#wait(new Waiter(step as Callback, undefined, argument, next, undefined))
+    return next
+  }
+
+  /**
+   * Hands the result to `receiver`'s `fulfilled` or `rejected`, the end of a chain: no callback
+   * made and no Pending given back (the MAC hook's admission). A throw from the receiver is thrown
+   * in a microtask of its own, as an unhandled rejection would be, so that it cannot stop the
+   * settler (a batch settles every request of its turn in one loop).
+   */
+  deliver (receiver: Receiver<T>): void {
+    this.#wait(new Waiter(undefined, undefined, undefined, undefined, receiver as Receiver<unknown>))
+  }
+
+  #wait (waiter: Waiter): void {
     this.#waited = true
-    const waiter = new Waiter(onFulfilled as Callback, onRejected as Callback, new Pending<A | B>())
     if (this.#settled !== 'no') waiter.run(this.#settled, this.#value)
     else if (this.#first === undefined) this.#first = waiter
     else (this.#others ??= []).push(waiter)
-    return waiter.next as Pending<A | B>
   }
 
   #settle (settled: 'fulfilled' | 'rejected', value: unknown): void {
@@ -59,30 +83,55 @@ export class Pending<T> implements PromiseLike<T> {
   }
 }
 
-type Callback = ((value: unknown) => unknown) | null | undefined
+type Callback = ((value: unknown, argument?: unknown) => unknown) | null | undefined
 
-/** One `then`: its callbacks and the Pending it answers with the callback's result. */
+/** The end of a chain that takes a result as two methods (`Pending.deliver`): no closure per request. */
+export interface Receiver<T> {
+  fulfilled: (value: T) => void
+  rejected: (reason: unknown) => void
+}
+
+/**
+ * One waiter: a `then` (its callbacks, with `thenWith`'s argument, and the Pending it answers with
+ * the callback's result) or a `deliver` (its receiver). One shape for both, so that `run` stays
+ * monomorphic.
+ */
 class Waiter {
   readonly onFulfilled: Callback
   readonly onRejected: Callback
-  readonly next: Pending<unknown>
+  readonly argument: unknown
+  readonly next: Pending<unknown> | undefined
+  readonly receiver: Receiver<unknown> | undefined
 
-  constructor (onFulfilled: Callback, onRejected: Callback, next: Pending<unknown>) {
+  constructor (onFulfilled: Callback, onRejected: Callback, argument: unknown, next: Pending<unknown> | undefined, receiver: Receiver<unknown> | undefined) {
     this.onFulfilled = onFulfilled
     this.onRejected = onRejected
+    this.argument = argument
     this.next = next
+    this.receiver = receiver
   }
 
   run (settled: 'fulfilled' | 'rejected', value: unknown): void {
+    const receiver = this.receiver
+    if (receiver !== undefined) {
+      try {
+        if (settled === 'fulfilled') receiver.fulfilled(value)
+        else receiver.rejected(value)
+      } catch (error) {
+        queueMicrotask(() => { throw error })
+      }
+      return
+    }
     const callback = settled === 'fulfilled' ? this.onFulfilled : this.onRejected
-    const next = this.next
+    const next = this.next!
     if (callback === undefined || callback === null) {
       if (settled === 'fulfilled') next.resolve(value)
       else next.reject(value)
       return
     }
     try {
-      const result = callback(value)
+      // A `then` callback gets the value alone, as a promise's would; a `thenWith` step its argument too.
+      const result = this.argument === undefined ? callback(value) : callback(value, this.argument)
       if (isThenable(result)) result.then((inner) => { next.resolve(inner) }, (error: unknown) => { next.reject(error) })
       else next.resolve(result)
     } catch (error) {

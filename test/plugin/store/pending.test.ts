@@ -62,6 +62,84 @@ t.test('a rejection nobody waits for is thrown, as an unhandled rejection would 
   await t.rejects(async () => await late, /awaited late/, 'awaited a microtask after the rejection: the awaiter\'s, not thrown')
 })
 
+t.test('thenWith: the step gets the value and its argument; a throw rejects, a rejection passes through', async (t) => {
+  const step = (value: number, argument: { times: number }): number => {
+    if (value < 0) throw new Error(`negative ${value}`)
+    return value * argument.times
+  }
+  const source = new Pending<number>()
+  const tripled = source.thenWith(step, { times: 3 })
+  source.resolve(7)
+  t.equal(await tripled, 21)
+  const settled = new Pending<number>()
+  settled.resolve(2)
+  t.equal(await settled.thenWith(step, { times: 5 }), 10, 'on a settled Pending it runs at once')
+  const thrown = new Pending<number>()
+  // Waited on before they settle: a rejection nobody waits for by then is thrown (below).
+  const refused = t.rejects(Promise.resolve(thrown.thenWith(step, { times: 1 })), /negative -1/)
+  thrown.resolve(-1)
+  await refused
+  const failed = new Pending<number>()
+  const passed = t.rejects(Promise.resolve(failed.thenWith(step, { times: 1 })), /store down/, 'the step is not called for a rejection')
+  failed.reject(new Error('store down'))
+  await passed
+  const inner = new Pending<string>()
+  const outer = new Pending<number>()
+  const followed = outer.thenWith((value: number, suffix: string) => inner.then((text) => `${text} ${value}${suffix}`), '!')
+  outer.resolve(1)
+  inner.resolve('inner')
+  t.equal(await followed, 'inner 1!', 'a thenable the step gives back is followed')
+})
+
+t.test('then callbacks get the value alone, as a promise\'s do', async (t) => {
+  const pending = new Pending<number>()
+  const seen: unknown[][] = []
+  pending.then((...args: unknown[]) => { seen.push(args) })
+  pending.resolve(3)
+  t.same(seen, [[3]])
+})
+
+t.test('deliver: the receiver\'s fulfilled or rejected, once; a throw from it cannot stop the settler', async (t) => {
+  const seen: string[] = []
+  const receiver = {
+    fulfilled: (value: number) => { seen.push(`fulfilled ${value}`) },
+    rejected: (reason: unknown) => { seen.push(`rejected ${(reason as Error).message}`) }
+  }
+  const fulfilled = new Pending<number>()
+  fulfilled.deliver(receiver)
+  fulfilled.resolve(4)
+  fulfilled.resolve(5)
+  const rejected = new Pending<number>()
+  rejected.deliver(receiver)
+  rejected.reject(new Error('replayed'))
+  const late = new Pending<number>()
+  late.resolve(6)
+  late.deliver(receiver)
+  t.same(seen, ['fulfilled 4', 'rejected replayed', 'fulfilled 6'], 'synchronously, in the settler\'s turn; at once when already settled')
+
+  const thrown = new Promise<unknown>((resolve) => {
+    const listeners = process.listeners('uncaughtException')
+    process.removeAllListeners('uncaughtException')
+    process.once('uncaughtException', (error) => {
+      for (const listener of listeners) process.on('uncaughtException', listener)
+      resolve(error)
+    })
+  })
+  const shared = new Pending<number>()
+  const after: number[] = []
+  shared.deliver({ fulfilled: () => { throw new Error('receiver broke') }, rejected: () => {} })
+  shared.then((value) => { after.push(value) })
+  shared.resolve(9)
+  t.same(after, [9], 'the waiters after a throwing receiver still get the value')
+  t.match(await thrown, { message: 'receiver broke' }, 'and the throw is not lost: thrown in a microtask')
+
+  const handled = new Pending<number>()
+  handled.deliver(receiver)
+  handled.reject(new Error('handled'))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(seen.at(-1), 'rejected handled', 'a delivered rejection is the receiver\'s: not thrown')
+})
+
 t.test('isThenable: promises, Pendings and thenables; nothing else', async (t) => {
   t.ok(isThenable(Promise.resolve(1)))
   t.ok(isThenable(new Pending()))
