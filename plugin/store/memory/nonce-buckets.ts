@@ -1,3 +1,4 @@
+import { keyWord } from '../nonce-key.ts'
 /**
  * The embedded store's record of used nonces. Millions are held at once (every nonce until its
  * minute leaves the window), so no object per nonce: each minute `M` has one bucket, a
@@ -35,7 +36,7 @@ export class NonceBuckets {
    * True the first time `key` (its first 8 bytes) is seen in the bucket of `minute`, which is kept
    * `ttlSeconds` from now.
    */
-  add (key: Buffer, minute: number, ttlSeconds: number): boolean {
+  add (key: string, minute: number, ttlSeconds: number): boolean {
     const now = this.#clock()
     if (now >= this.#nextExpiry) this.#dropExpired(now)
     const until = now + ttlSeconds * 1000
@@ -44,8 +45,8 @@ export class NonceBuckets {
     // Verifiers sharing the store with different skews: a minute is kept as long as the longest asks.
     if (until > bucket.until) bucket.until = until
     // Both words zero marks an empty place; such a key (one in 2^64) becomes 0:1.
-    const high = key.readUInt32LE(0)
-    const low = key.readUInt32LE(4) || (high === 0 ? 1 : 0)
+    const high = keyWord(key, 0)
+    const low = keyWord(key, 4) || (high === 0 ? 1 : 0)
     if (!bucket.add(high, low)) return false
     this.#held++
     return true

@@ -1,5 +1,5 @@
 import { errors } from '../../http/errors.ts'
-import { NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
+import { keyByte, keyInteger, NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
 import { Pending } from '../pending.ts'
 import { orUnavailable, type RedisContext } from './context.ts'
 import type { RedisKeys } from './keys.ts'
@@ -77,7 +77,7 @@ export class RedisNonces implements NonceLog, NonceReports {
   useNonce (use: NonceUse): Pending<boolean> {
     const answer = new Pending<boolean>()
     const batch = this.#batchOf(use)
-    batch.plainText += `${this.#setIndex(batch, use)} ${use.key.readBigInt64LE(0)} `
+    batch.plainArgs.push(this.#setIndex(batch, use), keyInteger(use.key))
     batch.plain.push(answer)
     this.#waiting(batch)
     return answer
@@ -99,9 +99,9 @@ export class RedisNonces implements NonceLog, NonceReports {
     if (counter === undefined) {
       counter = batch.keys.push(counterKey)
       batch.counters.set(counterKey, counter)
-      batch.counterText += `${counter} ${count.ttlSeconds} ${count.limit} `
+      batch.counterArgs.push(counter, count.ttlSeconds, count.limit)
     }
-    batch.countedText += `${this.#setIndex(batch, use)} ${use.key.readBigInt64LE(0)} ${counter} `
+    batch.countedArgs.push(this.#setIndex(batch, use), keyInteger(use.key), counter)
     batch.counted.push(answer)
     this.#waiting(batch)
     return answer
@@ -138,19 +138,19 @@ export class RedisNonces implements NonceLog, NonceReports {
 
   /** This turn's batch for the nonce's tag (one for all on a single Redis). */
   #batchOf ({ key }: NonceUse): Batch {
-    return this.#batch(this.#perSlot ? key[NONCE_KEY_BYTES + 1]! & 15 : 0)
+    return this.#batch(this.#perSlot ? keyByte(key, NONCE_KEY_BYTES + 1) & 15 : 0)
   }
 
   /** The index (1-based) of the nonce's set among the batch's keys, the set added to it when new. */
   #setIndex (batch: Batch, { key, minute, ttlSeconds }: NonceUse): number {
     // By the nonce's minute, so that a nonce meets the same set whenever it comes.
-    const slot = key[NONCE_KEY_BYTES + 1]! & 15
-    const setId = (minute * 16 + slot) * SETS_PER_TAG + key[NONCE_KEY_BYTES]!
+    const slot = keyByte(key, NONCE_KEY_BYTES + 1) & 15
+    const setId = (minute * 16 + slot) * SETS_PER_TAG + keyByte(key, NONCE_KEY_BYTES)
     let setIndex = batch.sets.get(setId)
     if (setIndex === undefined) {
       setIndex = batch.keys.push(this.#setKeyOf(setId))
       batch.sets.set(setId, setIndex)
-      batch.setText += `${setIndex} ${ttlSeconds} `
+      batch.setArgs.push(setIndex, ttlSeconds)
       batch.minutes.add(minute * 16 + slot)
     }
     return setIndex
@@ -217,7 +217,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     const started = observer === undefined ? 0 : performance.now()
     const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length, batch.waiters)
     // The keys as an array, not spread: ioredis flattens it, and a long turn would overflow a spread call.
-    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setText, batch.counterText, batch.plainText, batch.countedText).then(
+    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.join(' '), batch.counterArgs.join(' '), batch.plainArgs.join(' '), batch.countedArgs.join(' ')).then(
       (answers) => {
         told(false)
         batch.settle(answers as number[])
@@ -265,7 +265,9 @@ class CounterBatches {
 /**
  * One script call's worth: the keys it touches (1-based in the script), its sets' and counters'
  * arguments, its nonces' (plain ones, then those behind a counter), and each request's answer.
- * The arguments are texts of integers, each a space after it (the script's layout, scripts.ts).
+ * The arguments are lists of integers, each joined into one text of them, spaces between, when the
+ * call is sent (the script's layout, scripts.ts): one string each, where appending to a text made
+ * several per request.
  */
 class Batch {
   readonly keys: string[] = []
@@ -274,15 +276,15 @@ class Batch {
   /** The (minute × 16 + tag) of its sets. */
   readonly minutes = new Set<number>()
   /** Per set: its key's index, its lifetime in seconds. */
-  setText = ''
+  readonly setArgs: number[] = []
   /** Quota counter key → its key's index. */
   readonly counters = new Map<string, number>()
   /** Per counter: its key's index, its lifetime in seconds, its limit. */
-  counterText = ''
-  /** Per plain nonce: its set's index, its keyed hash (a decimal integer). */
-  plainText = ''
+  readonly counterArgs: number[] = []
+  /** Per plain nonce: its set's index, its keyed hash (a decimal integer, when joined). */
+  readonly plainArgs: Array<number | bigint> = []
   /** Per nonce behind a counter: its set's index, its keyed hash, its counter's index. */
-  countedText = ''
+  readonly countedArgs: Array<number | bigint> = []
   readonly plain: Array<Pending<boolean>> = []
   readonly counted: Array<Pending<CountedUse>> = []
   /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */

@@ -25,7 +25,7 @@ class FakeStore implements VerifierStore {
   async onRevocation (): Promise<void> {}
 
   useNonce ({ key }: NonceUse): boolean {
-    const seen = key.subarray(0, 8).toString('hex')
+    const seen = key.slice(0, 8)
     if (this.nonces.has(seen)) return false
     this.nonces.add(seen)
     return true
