@@ -5,9 +5,7 @@ export interface MacHeader {
   accessToken: string
   nonce: string
   mac: string
-  /** The nonce's random part R (any 1-64 characters without `:` or whitespace; SDKs send a signed integer). */
-  random: string
-  /** The nonce's M: Unix time in whole minutes. */
+  /** The nonce's M: Unix time in whole minutes. (Its R, 1-64 characters without `:` or whitespace, is checked, never used alone.) */
   minutes: number
 }
 
@@ -109,8 +107,10 @@ export function parseMacHeader (value: string): MacHeader {
   }
   i += 3
 
-  // By NAMES' order: access_token, nonce, mac.
-  const found: [string | undefined, string | undefined, string | undefined] = [undefined, undefined, undefined]
+  // Each parameter's value once found; three variables, not an array, on every request.
+  let accessToken: string | undefined
+  let nonce: string | undefined
+  let mac: string | undefined
   for (;;) {
     i = skipSpace(value, i)
     if (i === value.length) break // end, possibly after a trailing comma
@@ -123,7 +123,7 @@ export function parseMacHeader (value: string): MacHeader {
     // drafts) or a misspelt name believes something is signed or checked that is not.
     if (known === -1) throw invalid(`unknown parameter ${value.slice(nameStart, Math.min(i, nameStart + 32))}`)
     const name = NAMES[known]!
-    if (found[known] !== undefined) throw invalid(`${name} given more than once`)
+    if ((known === 0 ? accessToken : known === 1 ? nonce : mac) !== undefined) throw invalid(`${name} given more than once`)
 
     i = skipSpace(value, i)
     if (value.charCodeAt(i) !== EQUALS) throw invalid(`expected = after ${name}`)
@@ -131,7 +131,10 @@ export function parseMacHeader (value: string): MacHeader {
     if (value.charCodeAt(i) !== QUOTE) throw invalid(`${name} value must be in double quotes`)
     const close = value.indexOf('"', i + 1)
     if (close === -1) throw invalid(`${name} value has no closing quote`)
-    found[known] = percentDecode(name, value.slice(i + 1, close))
+    const decoded = percentDecode(name, value.slice(i + 1, close))
+    if (known === 0) accessToken = decoded
+    else if (known === 1) nonce = decoded
+    else mac = decoded
 
     i = skipSpace(value, close + 1)
     if (i === value.length) break
@@ -139,8 +142,8 @@ export function parseMacHeader (value: string): MacHeader {
     i++
   }
 
-  const [accessToken, nonce, mac] = found
   if (accessToken === undefined || nonce === undefined || mac === undefined) {
+    const found = [accessToken, nonce, mac]
     throw invalid(`missing ${NAMES.filter((_name, n) => found[n] === undefined).join(', ')}`)
   }
   if (accessToken === '') throw invalid('access_token is empty')
@@ -154,5 +157,5 @@ export function parseMacHeader (value: string): MacHeader {
   const minutes = minutesFrom(nonce, colon + 1)
   if (minutes === -1) throw invalid('nonce minutes must be a non-negative integer of at most 12 digits')
 
-  return { accessToken, nonce, mac, random: nonce.slice(0, colon), minutes }
+  return { accessToken, nonce, mac, minutes }
 }
