@@ -2,8 +2,12 @@
 // every logger option that leaves the line alone; under any that changes it, it is pino's own.
 import { tracingChannel } from 'node:diagnostics_channel'
 import t from 'tap'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pino, { type LoggerOptions } from 'pino'
 import { accessLineWriter } from '../../../gateway/operator/access-line.ts'
+import { LogDestination } from '../../../gateway/operator/log-destination.ts'
 
 type Fields = Parameters<ReturnType<typeof accessLineWriter>>
 
@@ -61,6 +65,37 @@ t.test('byte for byte pino\'s line, under the options that leave it alone', asyn
       t.doesNotThrow(() => JSON.parse(ours[0]!), 'a JSON line')
     }
   }
+})
+
+t.test('into macgate\'s own destination, in parts: the same bytes as pino\'s line, and no whole line handed over', async (t) => {
+  const directory = await mkdtemp(join(tmpdir(), 'macgate-access-line-'))
+  t.teardown(async () => { await rm(directory, { recursive: true, force: true }) })
+  const file = join(directory, 'access.log')
+  const destination = new LogDestination(file)
+  let wholeLines = 0
+  const write = destination.write.bind(destination)
+  destination.write = (line: string) => { wholeLines++; return write(line) }
+  const options: LoggerOptions = { timestamp: time, base: { service: 'gw' } }
+  const logger = pino(options, destination)
+  const expected: string[] = []
+  const theirs = pino(options, { write: (line: string) => { expected.push(line) } })
+  const writer = accessLineWriter(logger)
+  for (let round = 0; round < 40; round++) {
+    for (const fields of FIELDS) {
+      writer(...fields)
+      const [method, path, status, ms, ip, client, reason, traceId, spanId] = fields
+      theirs.info({ method, path, status, ms, ip, client, reason, trace_id: traceId, span_id: spanId }, 'request')
+    }
+  }
+  t.equal(wholeLines, 0, 'every part put in place')
+  logger.warn('another line, whole, between them')
+  theirs.warn('another line, whole, between them')
+  t.equal(wholeLines, 1, 'pino\'s own lines are handed over whole')
+  await new Promise((resolve) => setTimeout(resolve, 50)) // sonic-boom opens the file in the background
+  destination.flushSync()
+  const got = await readFile(file, 'utf8')
+  t.equal(got.length, expected.join('').length, `${expected.length} lines, across the destination's chunks`)
+  t.ok(got === expected.join(''), 'byte for byte pino\'s lines, in order')
 })
 
 t.test('options that change the line: pino writes it', async (t) => {
