@@ -48,7 +48,7 @@ export class LogDestination {
     this.#used += this.#chunk.write(text, this.#used)
   }
 
-  /** What is written so far, to the file now (pino's `logger.flush` calls it). */
+  /** What is written so far, handed to sonic-boom now, which writes it asynchronously (pino's `logger.flush` calls this). */
   flush (done?: (error?: Error) => void): void {
     this.#handOver()
     this.#sink.flush(done)
