@@ -1,7 +1,8 @@
 import { errors } from '../../http/errors.ts'
-import { keyByte, keyInteger, NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
+import { keyByte, keyWord, NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
 import { Pending } from '../pending.ts'
 import { orUnavailable, type RedisContext } from './context.ts'
+import { IntegerList } from './integer-list.ts'
 import type { RedisKeys } from './keys.ts'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
 import type { NonceLog, NonceReports } from '../roles.ts'
@@ -57,6 +58,8 @@ export class RedisNonces implements NonceLog, NonceReports {
   readonly #counters: CounterBatches
   /** This turn's batches: one on a single Redis (index 0), else one per slot tag. */
   #batches: Array<Batch | undefined> = []
+  /** Each slot's argument lists, reused by its batch of every turn. */
+  readonly #arguments: Array<ArgumentLists | undefined> = []
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
   readonly #known = new Map<number, number>()
   /** Set id → its key's name, made once for all the requests that meet the set (bounded: SET_KEYS_KEPT). */
@@ -77,7 +80,8 @@ export class RedisNonces implements NonceLog, NonceReports {
   useNonce (use: NonceUse): Pending<boolean> {
     const answer = new Pending<boolean>()
     const batch = this.#batchOf(use)
-    batch.plainArgs.push(this.#setIndex(batch, use), keyInteger(use.key))
+    batch.plainArgs.add(this.#setIndex(batch, use))
+    addKeyInteger(batch.plainArgs, use.key)
     batch.plain.push(answer)
     this.#waiting(batch)
     return answer
@@ -99,9 +103,13 @@ export class RedisNonces implements NonceLog, NonceReports {
     if (counter === undefined) {
       counter = batch.keys.push(counterKey)
       batch.counters.set(counterKey, counter)
-      batch.counterArgs.push(counter, count.ttlSeconds, count.limit)
+      batch.counterArgs.add(counter)
+      batch.counterArgs.add(count.ttlSeconds)
+      batch.counterArgs.add(count.limit)
     }
-    batch.countedArgs.push(this.#setIndex(batch, use), keyInteger(use.key), counter)
+    batch.countedArgs.add(this.#setIndex(batch, use))
+    addKeyInteger(batch.countedArgs, use.key)
+    batch.countedArgs.add(counter)
     batch.counted.push(answer)
     this.#waiting(batch)
     return answer
@@ -150,7 +158,8 @@ export class RedisNonces implements NonceLog, NonceReports {
     if (setIndex === undefined) {
       setIndex = batch.keys.push(this.#setKeyOf(setId))
       batch.sets.set(setId, setIndex)
-      batch.setArgs.push(setIndex, ttlSeconds)
+      batch.setArgs.add(setIndex)
+      batch.setArgs.add(ttlSeconds)
       batch.minutes.add(minute * 16 + slot)
     }
     return setIndex
@@ -196,7 +205,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     let batch = this.#batches[slot]
     if (batch === undefined) {
       if (this.#batches.every((other) => other === undefined)) setImmediate(() => this.#sendAll())
-      batch = new Batch()
+      batch = new Batch(this.#arguments[slot] ??= { sets: new IntegerList(), counters: new IntegerList(), plain: new IntegerList(), counted: new IntegerList() })
       this.#batches[slot] = batch
     }
     return batch
@@ -217,10 +226,10 @@ export class RedisNonces implements NonceLog, NonceReports {
     const started = observer === undefined ? 0 : performance.now()
     const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length, batch.waiters)
     // The keys as an array, not spread: ioredis flattens it, and a long turn would overflow a spread call.
-    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.join(' '), batch.counterArgs.join(' '), batch.plainArgs.join(' '), batch.countedArgs.join(' ')).then(
+    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.take(), batch.counterArgs.take(), batch.plainArgs.take(), batch.countedArgs.take()).then(
       (answers) => {
         told(false)
-        batch.settle(answers as number[])
+        batch.settle(answers as unknown[])
       },
       (error: unknown) => {
         told(true)
@@ -229,6 +238,14 @@ export class RedisNonces implements NonceLog, NonceReports {
     )
   }
 }
+
+/** Adds the nonce key's first 8 bytes as the signed 64-bit little-endian integer Redis keeps in its set. */
+function addKeyInteger (list: IntegerList, key: string): void {
+  list.addSigned64(keyWord(key, 4), keyWord(key, 0))
+}
+
+/** A plain nonce's first use, in the script's text of answers. */
+const ONE = 0x31
 
 /** The answers of the nonce script, by its per-nonce status (-1, 0, 1). */
 const OUTCOMES: Array<CountedUse['outcome']> = ['over', 'replayed', 'fresh']
@@ -262,12 +279,19 @@ class CounterBatches {
   }
 }
 
+/** A slot's four script arguments, kept for its batch of each turn (a batch is sent before the next is made). */
+interface ArgumentLists {
+  sets: IntegerList
+  counters: IntegerList
+  plain: IntegerList
+  counted: IntegerList
+}
+
 /**
  * One script call's worth: the keys it touches (1-based in the script), its sets' and counters'
  * arguments, its nonces' (plain ones, then those behind a counter), and each request's answer.
- * The arguments are lists of integers, each joined into one text of them, spaces between, when the
- * call is sent (the script's layout, scripts.ts): one string each, where appending to a text made
- * several per request.
+ * The arguments are lists of integers written as the script's texts (scripts.ts) as they come
+ * (integer-list.ts): one string each when the call is sent, none per request.
  */
 class Batch {
   readonly keys: string[] = []
@@ -275,26 +299,37 @@ class Batch {
   readonly sets = new Map<number, number>()
   /** The (minute × 16 + tag) of its sets. */
   readonly minutes = new Set<number>()
-  /** Per set: its key's index, its lifetime in seconds. */
-  readonly setArgs: number[] = []
   /** Quota counter key → its key's index. */
   readonly counters = new Map<string, number>()
+  /** Per set: its key's index, its lifetime in seconds. */
+  readonly setArgs: IntegerList
   /** Per counter: its key's index, its lifetime in seconds, its limit. */
-  readonly counterArgs: number[] = []
-  /** Per plain nonce: its set's index, its keyed hash (a decimal integer, when joined). */
-  readonly plainArgs: Array<number | bigint> = []
+  readonly counterArgs: IntegerList
+  /** Per plain nonce: its set's index, its keyed hash (a signed 64-bit integer). */
+  readonly plainArgs: IntegerList
   /** Per nonce behind a counter: its set's index, its keyed hash, its counter's index. */
-  readonly countedArgs: Array<number | bigint> = []
+  readonly countedArgs: IntegerList
   readonly plain: Array<Pending<boolean>> = []
   readonly counted: Array<Pending<CountedUse>> = []
   /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */
   waiters: unknown[] | undefined = undefined
 
-  /** The script's answers: per plain nonce 1 (first use) or 0; then per counted nonce its status and its counter's value. */
-  settle (answers: number[]): void {
-    const plain = this.plain.length
-    for (let i = 0; i < plain; i++) this.plain[i]!.resolve(answers[i] === 1)
-    for (let i = 0; i < this.counted.length; i++) this.counted[i]!.resolve({ outcome: OUTCOMES[answers[plain + 2 * i]! + 1]!, used: answers[plain + 2 * i + 1]! })
+  /** Its arguments in the lists of its slot (`ArgumentLists`), which it empties when sent. */
+  constructor ({ sets, counters, plain, counted }: ArgumentLists) {
+    this.setArgs = sets
+    this.counterArgs = counters
+    this.plainArgs = plain
+    this.countedArgs = counted
+  }
+
+  /**
+   * The script's answers: a text of one character per plain nonce, `1` (first use) or `0`; then
+   * per counted nonce its status and its counter's value.
+   */
+  settle (answers: unknown[]): void {
+    const fresh = answers[0] as string
+    for (let i = 0; i < this.plain.length; i++) this.plain[i]!.resolve(fresh.charCodeAt(i) === ONE)
+    for (let i = 0; i < this.counted.length; i++) this.counted[i]!.resolve({ outcome: OUTCOMES[(answers[1 + 2 * i] as number) + 1]!, used: answers[2 + 2 * i] as number })
   }
 
   fail (error: Error): void {

@@ -294,18 +294,20 @@ redis.call('DEL', sessions)`
   // space-separated integers, one argument each however many nonces the turn has (a few arguments
   // cost the client less to write than several per nonce): per set, its key's index and lifetime
   // (s); per counter, its key's index, lifetime and limit; per plain nonce, its set's index and
-  // keyed hash; per nonce behind a counter, its set's index, keyed hash and counter's index. Returns per plain nonce
-  // 1 (first use) or 0 (replay), then per counted nonce {1, 0 or -1 over its quota (not recorded),
+  // keyed hash; per nonce behind a counter, its set's index, keyed hash and counter's index. Returns a
+  // text of one character per plain nonce, 1 (first use) or 0 (replay) (one string for the client
+  // to read, not an integer per nonce), then per counted nonce {1, 0 or -1 over its quota (not recorded),
   // the counter's value}: the counter is checked first and counts first uses only. A counter is read
   // once per call and counted in the script (the call is atomic), then written once (INCRBY): a
   // limited nonce costs Redis no more commands than another. A set's expiry is set when it has none
   // (its minute's end of window), and moved only later (a verifier with a wider skew): not once per
   // nonce; a counter's is set when this call made it.
   macgateUseNonces: {
-    lua: `local answers, value, counted, limit = {}, {}, {}, {}
+    lua: `local fresh, value, counted, limit = {}, {}, {}, {}
 for set, member in string.gmatch(ARGV[3], '(%d+) (-?%d+)') do
-  answers[#answers + 1] = redis.call('SADD', KEYS[tonumber(set)], member)
+  fresh[#fresh + 1] = redis.call('SADD', KEYS[tonumber(set)], member)
 end
+local answers = {table.concat(fresh)}
 for counter, most in string.gmatch(ARGV[2], '(%d+) %d+ (%d+)') do limit[tonumber(counter)] = tonumber(most) end
 for set, member, index in string.gmatch(ARGV[4], '(%d+) (-?%d+) (%d+)') do
   local counter = tonumber(index)
