@@ -32,8 +32,15 @@ export type NonceWaiter = (() => unknown) | undefined
  */
 const SETS_PER_TAG = 256
 
-/** Set key names kept for reuse (a busy minute names every set of every tag: 16 × 256 = 4,096 a minute). */
-const SET_KEYS_KEPT = 3 * 16 * SETS_PER_TAG
+/** Minutes whose set key names are kept for reuse (a busy minute names every set of every tag: 16 × 256 = 4,096). */
+const MINUTES_NAMED = 3
+
+/**
+ * A turn's sets are told apart by (minute, tag, set) in a small integer (V8 keeps it unboxed, where
+ * the whole minute's would be a heap number a request, slower to hash): minutes modulo this many,
+ * more than a turn's nonces can span (their window is two skews of at most 60 minutes).
+ */
+const MINUTES_APART = 4096
 
 /**
  * The Redis store's replay memory: per (slot tag, minute), 256 sets whose members are the nonces'
@@ -62,8 +69,8 @@ export class RedisNonces implements NonceLog, NonceReports {
   readonly #arguments: Array<ArgumentLists | undefined> = []
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
   readonly #known = new Map<number, number>()
-  /** Set id → its key's name, made once for all the requests that meet the set (bounded: SET_KEYS_KEPT). */
-  readonly #setKeys = new Map<number, string>()
+  /** Minute → its sets' key names by (tag × 256 + set), each made once for all the requests that meet its set (bounded: MINUTES_NAMED). */
+  readonly #setKeys = new Map<number, Array<string | undefined>>()
 
   /** `perSlot` on a cluster: a script's keys must share a slot, so each tag's nonces go in a call of their own. */
   constructor (context: RedisContext, perSlot: boolean) {
@@ -153,10 +160,11 @@ export class RedisNonces implements NonceLog, NonceReports {
   #setIndex (batch: Batch, { key, minute, ttlSeconds }: NonceUse): number {
     // By the nonce's minute, so that a nonce meets the same set whenever it comes.
     const slot = keyByte(key, NONCE_KEY_BYTES + 1) & 15
-    const setId = (minute * 16 + slot) * SETS_PER_TAG + keyByte(key, NONCE_KEY_BYTES)
+    const set = slot * SETS_PER_TAG + keyByte(key, NONCE_KEY_BYTES)
+    const setId = (minute % MINUTES_APART) * 16 * SETS_PER_TAG + set
     let setIndex = batch.sets.get(setId)
     if (setIndex === undefined) {
-      setIndex = batch.keys.push(this.#setKeyOf(setId))
+      setIndex = batch.keys.push(this.#setKeyOf(minute, set))
       batch.sets.set(setId, setIndex)
       batch.setArgs.add(setIndex)
       batch.setArgs.add(ttlSeconds)
@@ -165,16 +173,16 @@ export class RedisNonces implements NonceLog, NonceReports {
     return setIndex
   }
 
-  #setKeyOf (setId: number): string {
-    let key = this.#setKeys.get(setId)
-    if (key === undefined) {
-      // Minutes go by: dropped whole when full, and made again as they are met.
-      if (this.#setKeys.size >= SET_KEYS_KEPT) this.#setKeys.clear()
-      const tagMinute = Math.floor(setId / SETS_PER_TAG)
-      key = this.#setKey(tagMinute % 16, Math.floor(tagMinute / 16), setId % SETS_PER_TAG)
-      this.#setKeys.set(setId, key)
+  /** The key's name of the set (tag × 256 + set) of a minute. */
+  #setKeyOf (minute: number, set: number): string {
+    let names = this.#setKeys.get(minute)
+    if (names === undefined) {
+      // Minutes go by: the one named first is dropped.
+      if (this.#setKeys.size >= MINUTES_NAMED) this.#setKeys.delete(this.#setKeys.keys().next().value!)
+      names = new Array<string | undefined>(16 * SETS_PER_TAG)
+      this.#setKeys.set(minute, names)
     }
-    return key
+    return names[set] ??= this.#setKey(Math.floor(set / SETS_PER_TAG), minute, set % SETS_PER_TAG)
   }
 
   /**
@@ -295,7 +303,7 @@ interface ArgumentLists {
  */
 class Batch {
   readonly keys: string[] = []
-  /** Set id ((minute × 16 + tag) × 256 + set) → its key's index. */
+  /** Set id ((minute modulo MINUTES_APART) × 4,096 + tag × 256 + set) → its key's index. */
   readonly sets = new Map<number, number>()
   /** The (minute × 16 + tag) of its sets. */
   readonly minutes = new Set<number>()

@@ -44,6 +44,22 @@ t.test('sets per (tag, minute), of integers, expiring once with their minute; no
   t.equal((await store.nonceStats()).held, 42, 'a minute long out of the window is no longer counted')
 })
 
+t.test('nonces of many minutes, in one turn and turn after turn: each in its minute\'s set, a replay found in any', async (t) => {
+  const store = await open(t)
+  const now = Math.floor(Date.now() / 60_000)
+  // Eight minutes, more than the set names kept (three), met out of order.
+  const minutes = [0, 5, 1, 7, 2, 6, 3, 4].map((back) => now - back)
+  const uses = minutes.flatMap((minute) => Array.from({ length: 6 }, (_, i) => nonceUse(tokenHash(), `${i}:${minute}`, { minute, ttlSeconds: 900 })))
+  t.same(await Promise.all(uses.map(async (use) => await store.useNonce(use))), uses.map(() => true), 'one turn: all first uses')
+  const replays: boolean[] = []
+  for (const use of [...uses].reverse()) replays.push(await store.useNonce(use))
+  t.same(replays, uses.map(() => false), 'turn after turn, each minute named again: all replays')
+  const keys = await store.redis.keys(`${store.prefix}{n:*`)
+  const setMinutes = new Set(keys.map((key) => Number(key.split(':').at(-2))))
+  t.same([...setMinutes].sort(), [...new Set(minutes)].sort(), 'a set of each minute, named by its own minute')
+  t.equal(keys.length, new Set(keys).size)
+})
+
 t.test('one token\'s nonces spread over every tag (a cluster shares even one busy token)', async (t) => {
   const store = await open(t)
   const hash = tokenHash()
