@@ -182,7 +182,8 @@ export class RedisNonces implements NonceLog, NonceReports {
       names = new Array<string | undefined>(16 * SETS_PER_TAG)
       this.#setKeys.set(minute, names)
     }
-    return names[set] ??= this.#setKey(Math.floor(set / SETS_PER_TAG), minute, set % SETS_PER_TAG)
+    names[set] ??= this.#setKey(Math.floor(set / SETS_PER_TAG), minute, set % SETS_PER_TAG)
+    return names[set]
   }
 
   /**
