@@ -1,10 +1,4 @@
 /**
- * Below this, dividing by ten in doubles never rounds up to the next whole number (its quotient's
- * step, 2⁻⁸ at most, is finer than the tenths a whole number's quotient has).
- */
-const DIGITS_EXACT = 2 ** 48
-
-/**
  * One script argument of the nonce batch (nonces.ts): a list of integers as decimal text, spaces
  * between, written digit by digit into bytes it keeps and reuses. A turn's nonces make no string,
  * number object or BigInt each (a nonce's 64-bit keyed hash as a BigInt cost four, and its text
@@ -16,7 +10,7 @@ export class IntegerList {
 
   /** Adds a number as `String` writes it (a key's index, a lifetime, a limit: whole numbers, written digit by digit). */
   add (value: number): void {
-    if (!(Number.isInteger(value) && value >= 0 && value < DIGITS_EXACT)) return this.#addText(String(value))
+    if (!(Number.isSafeInteger(value) && value >= 0)) return this.#addText(String(value))
     this.#room(16)
     this.#separate()
     this.#digits(value)
@@ -43,8 +37,7 @@ export class IntegerList {
     const upper = highUpper * 0x100000000 + middleUpper
     if (upper === 0) return this.#digits(lastSix)
     this.#digits(upper)
-    for (let at = this.#length + 5, rest = lastSix; at >= this.#length; at--, rest = Math.floor(rest / 10)) this.#bytes[at] = 0x30 + rest % 10
-    this.#length += 6
+    this.#padded(lastSix, 6)
   }
 
   get empty (): boolean {
@@ -76,12 +69,26 @@ export class IntegerList {
     this.#bytes = larger
   }
 
-  /** Writes 0 ≤ value < DIGITS_EXACT. */
+  /** Writes a safe integer ≥ 0, in parts below 2³¹ (integer division, not a double's) of seven digits under the first. */
   #digits (value: number): void {
-    let count = 1
-    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) count++
-    let at = this.#length + count - 1
-    for (let rest = value; at >= this.#length; at--, rest = Math.floor(rest / 10)) this.#bytes[at] = 0x30 + rest % 10
-    this.#length += count
+    if (value >= 0x80000000) {
+      const upper = Math.floor(value / 1e7)
+      this.#digits(upper)
+      return this.#padded(value - upper * 1e7, 7)
+    }
+    let width = 1
+    for (let rest = value; rest >= 10; rest = (rest / 10) | 0) width++
+    this.#padded(value, width)
+  }
+
+  /** Writes 0 ≤ value < 2³¹ in `width` digits, zeros first. */
+  #padded (value: number, width: number): void {
+    let rest = value
+    for (let at = this.#length + width - 1; at >= this.#length; at--) {
+      const next = (rest / 10) | 0
+      this.#bytes[at] = 0x30 + rest - next * 10
+      rest = next
+    }
+    this.#length += width
   }
 }
