@@ -40,10 +40,6 @@ export class IntegerList {
     this.#padded(lastSix, 6)
   }
 
-  get empty (): boolean {
-    return this.#length === 0
-  }
-
   /** The text so far, and the list emptied for the next call (its bytes kept). */
   take (): string {
     const text = this.#bytes.toString('latin1', 0, this.#length)
