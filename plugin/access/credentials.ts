@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hash, randomBytes, type KeyObject } from 'node:crypto'
+import { constantTimeEqual, sameCharactersAt } from './constant-time.ts'
 
 // Codes and tokens are `<grantId>.<random><tag>`. The grant id puts every record of one grant in
 // one Redis Cluster hash slot and lets a token's record be found from the token alone; the tag,
@@ -18,14 +19,15 @@ export function newGrantId (): string {
 /** The server secret as an HMAC key, prepared once rather than on every tag (each token cache miss checks one). */
 let tagKey: { secret: string, key: KeyObject } | undefined
 
-function tag (secret: string, body: string): string {
+/** The HMAC whose first `TAG_LENGTH` characters are a body's tag. */
+function tagDigest (secret: string, body: string): string {
   if (tagKey?.secret !== secret) tagKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) }
-  return createHmac('sha256', tagKey.key).update(body).digest('base64url').slice(0, TAG_LENGTH)
+  return createHmac('sha256', tagKey.key).update(body).digest('base64url')
 }
 
 function mint (secret: string, grantId: string, randomBytesCount: number): string {
   const body = `${grantId}.${randomBase64Url(randomBytesCount)}`
-  return body + tag(secret, body)
+  return body + tagDigest(secret, body).slice(0, TAG_LENGTH)
 }
 
 /** Authorization code: 128 random bits after the grant id. */
@@ -44,9 +46,8 @@ export function grantIdOf (secret: string, value: string): string | undefined {
   const body = value.slice(0, -TAG_LENGTH)
   // `test`, not `exec`: no match array on every cache miss; the grant id is the body's start.
   if (!ISSUED.test(body)) return undefined
-  const given = Buffer.from(value.slice(-TAG_LENGTH))
-  const expected = Buffer.from(tag(secret, body))
-  return given.length === expected.length && timingSafeEqual(given, expected) ? body.slice(0, GRANT_ID_LENGTH) : undefined
+  // The value's tag against the digest's start, both read in place: no slice, no Buffer (each token cache miss checks one).
+  return sameCharactersAt(tagDigest(secret, body), 0, value, body.length, TAG_LENGTH) ? body.slice(0, GRANT_ID_LENGTH) : undefined
 }
 
 /** mac_key: 160 random bits, used as the UTF-8 bytes of its base64url text. */
@@ -61,9 +62,7 @@ export function hashSecret (value: string): string {
 }
 
 export function secretMatches (value: string, storedHash: string): boolean {
-  const given = Buffer.from(hashSecret(value))
-  const stored = Buffer.from(storedHash)
-  return given.length === stored.length && timingSafeEqual(given, stored)
+  return constantTimeEqual(hashSecret(value), storedHash)
 }
 
 function sealingKey (token: string, purpose: string): Buffer {

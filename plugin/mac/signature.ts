@@ -22,19 +22,6 @@ export function computeMac (macKey: string | KeyObject, text: string, hash: 'sha
   return createHmac(hash, typeof macKey === 'string' ? Buffer.from(macKey, 'utf8') : macKey).update(text, 'utf8').digest('base64')
 }
 
-/**
- * Two macs compared in constant time: every character is read whatever differs, and the answer is
- * one OR of their XORs, so no branch or early exit depends on the contents (timingSafeEqual's
- * contract, without two Buffers made per request). Only the length can leak, and a mac's length is
- * public anyway.
- */
-export function constantTimeEqual (expected: string, given: string): boolean {
-  if (expected.length !== given.length) return false
-  let difference = 0
-  for (let i = 0; i < expected.length; i++) difference |= expected.charCodeAt(i) ^ given.charCodeAt(i)
-  return difference === 0
-}
-
 /** A fresh nonce `R:M`, R a random signed 64-bit integer as the SDKs send it. */
 export function makeNonce (nowMs: number = Date.now()): string {
   return `${randomBytes(8).readBigInt64BE(0)}:${unixMinute(nowMs)}`

@@ -6,7 +6,8 @@ import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
 import type { CountedUse, NonceLog, TokenLookup } from '../store/store.ts'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.ts'
 import { parseMacHeader, type MacHeader } from './header.ts'
-import { canonicalQuery, computeMac, constantTimeEqual, signingHost, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
+import { constantTimeEqual } from '../access/constant-time.ts'
+import { canonicalQuery, computeMac, signingHost, unixMinute, stringToSign, type QueryVariant } from './signature.ts'
 
 export type { MacIdentity } from './token-cache.ts'
 
