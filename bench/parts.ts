@@ -27,7 +27,7 @@ import { grantAccessToken, MemoryStore, Metrics, RedisStore, registerClient, Sco
 import { registerAccessLog } from '../gateway/operator/access-log.ts'
 import { registerRequestMetrics } from '../gateway/operator/request-metrics.ts'
 import { upstreamHeaders } from '../gateway/open-api/upstream-request.ts'
-import { hasDotDotSegment, RouteTable } from '../gateway/open-api/proxy.ts'
+import { pathRefusal, RouteTable } from '../gateway/open-api/proxy.ts'
 import { splitPathAndQuery } from '../plugin/http/path-and-query.ts'
 import { buildGateway, logDestination, parseConfig, UPSTREAM_POOL } from '../gateway/index.ts'
 import { RequestCounters } from './counters.ts'
@@ -140,7 +140,7 @@ function routeParts (): Part[] {
   const table = new RouteTable([rule, { ...rule, path: '/quota/*' }, { ...rule, path: '/user/profile' }], () => () => {}, () => ({}) as never)
   const url = `${PATH}?a=1`
   return [
-    { rung, name: 'path, route and .. check', call: () => { const { path } = splitPathAndQuery(url); return table.match(path) !== undefined && !hasDotDotSegment(path) } }
+    { rung, name: 'path, route and .. check', call: () => { const { path } = splitPathAndQuery(url); return table.match(path) !== undefined && pathRefusal(path) === undefined } }
   ]
 }
 

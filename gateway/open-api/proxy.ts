@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
-import fastifyHttpProxy from '@fastify/http-proxy'
+import fastifyReplyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { errors, pathAndQuery, sendOpenApiError, toOAuthError, type MacAuthHook, type RouteQuota, type VerifyObserver } from '../../plugin/index.ts'
 import type { RouteRule, UpstreamPoolSettings, UpstreamTimeouts } from '../config/gateway-config.ts'
@@ -56,14 +56,21 @@ export function routeQuota (rule: RouteRule): RouteQuota | undefined {
   return rule.quota === undefined ? undefined : { route: rule.path, perMinute: rule.quota.perMinute }
 }
 
-/** A `..` segment, however encoded: the upstream would resolve it to a path the route check never judged. */
-export function hasDotDotSegment (path: string): boolean {
-  if (!path.includes('.') && !path.includes('%')) return false
-  let decoded = path
+/**
+ * Why a path must not go upstream, or undefined: a `..` segment, however encoded, a backslash read as
+ * `/` as URL parsers read an http URL's path (`/a/b\..\..\c` is `/c` to them): the upstream would
+ * resolve it to a path the route check never judged. Or a percent-encoding that does not decode
+ * (the router refuses those first; reply-from decodes the path and would throw).
+ */
+export function pathRefusal (path: string): string | undefined {
+  if (!path.includes('.') && !path.includes('%')) return undefined
+  let decoded: string
   try {
-    decoded = decodeURIComponent(path)
-  } catch {}
-  return decoded === '..' || decoded.includes('/..') || decoded.includes('../')
+    decoded = decodeURIComponent(path).replaceAll('\\', '/')
+  } catch {
+    return 'the path has a bad percent-encoding'
+  }
+  return decoded === '..' || decoded.includes('/..') || decoded.includes('../') ? 'the path has a .. segment' : undefined
 }
 
 /** A method no route of the app has: the open API's 405 on a configured path, else its 404. */
@@ -242,7 +249,10 @@ export async function registerProxy (app: FastifyInstance, { logging, clock, par
       if (route === undefined || !route.rule.methods.includes(request.method)) refusal = notFound(request, reply)
       // Refused before the check, so that the caller's nonce stays unspent for a plain retry.
       else if (request.headers.upgrade !== undefined) refusal = sendOpenApiError(reply, errors.invalidRequest('protocol upgrades are not proxied'))
-      else if (hasDotDotSegment(path)) refusal = sendOpenApiError(reply, errors.invalidRequest('the path has a .. segment'))
+      else {
+        const refused = pathRefusal(path)
+        if (refused !== undefined) refusal = sendOpenApiError(reply, errors.invalidRequest(refused))
+      }
       if (refusal !== undefined) {
         refusal.catch(done)
         return
@@ -252,33 +262,44 @@ export async function registerProxy (app: FastifyInstance, { logging, clock, par
       // The check answers a refusal itself; the chain goes on (done) only for a verified request.
       route!.check(request, reply, done)
     })
-    await context.register(fastifyHttpProxy, {
-      upstream: PROXY_BASE,
-      // `/*` matches `/` too; no route of its own for `/`, which the landing page (landing.ts) takes
-      // unless a configured route covers it.
-      routes: ['/*'],
-      // Every method reaches routeCheck, so an unconfigured one gets the open API's 405 or 404.
-      httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
-      replyOptions: {
-        // What goes upstream, made from reply-from's copy of the caller's headers.
-        rewriteRequestHeaders (request, headers) {
-          const target = request.upstreamTarget!
-          const upstream = rewriteHeaders(request as FastifyRequest, headers, target)
-          // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
-          const keyed = upstream as Record<PropertyKey, unknown>
-          keyed[TARGET] = target
-          keyed[CALLER] = request.raw
-          if (tracing !== undefined) tracing.upstreamHeaders(request as FastifyRequest, keyed)
-          return upstream
-        },
-        queryString: upstreamQuery,
-        onError: (reply, { error }) => { answerFailure(reply as FastifyReply, error) },
-        retryDelay
-      },
+    // reply-from itself, not @fastify/http-proxy around it: routeCheck has already matched the
+    // route and refused what could climb out of it (pathRefusal), which http-proxy would do again
+    // per request with three URLs; reply-from still keeps the destination on its base. Its
+    // dispatcher (ours, upstreams.ts) sends to the route's upstream.
+    await context.register(fastifyReplyFrom, {
+      base: PROXY_BASE,
       // Any object with `request` is reply-from's dispatcher: ours picks each route's upstream.
       undici: Upstreams.dispatcher as never,
       // Its two info lines per request are not even called (the quiet logger would drop them).
       disableRequestLogging: true
+    })
+    // The body goes upstream as it comes, never parsed here (text/plain keeps Fastify's own parser and its limit).
+    const passBody = (_request: FastifyRequest, body: unknown, done: (error: null, body: unknown) => void): void => { done(null, body) }
+    context.addContentTypeParser('application/json', passBody)
+    context.addContentTypeParser('*', passBody)
+    const forwarding: FastifyReplyFromHooks = {
+      // What goes upstream, made from reply-from's copy of the caller's headers.
+      rewriteRequestHeaders (request, headers) {
+        const target = request.upstreamTarget!
+        const upstream = rewriteHeaders(request as FastifyRequest, headers, target)
+        // For the dispatcher (upstreams.ts), never sent: undici reads string keys only.
+        const keyed = upstream as Record<PropertyKey, unknown>
+        keyed[TARGET] = target
+        keyed[CALLER] = request.raw
+        if (tracing !== undefined) tracing.upstreamHeaders(request as FastifyRequest, keyed)
+        return upstream
+      },
+      queryString: upstreamQuery,
+      onError: (reply, { error }) => { answerFailure(reply as FastifyReply, error) },
+      retryDelay
+    }
+    // `/*` matches `/` too; no route of its own for `/`, which the landing page (landing.ts) takes
+    // unless a configured route covers it. Every method reaches routeCheck, so an unconfigured one
+    // gets the open API's 405 or 404. No source: reply-from forwards the request's own path.
+    context.route({
+      url: '/*',
+      method: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
+      handler (_request, reply) { return reply.from(undefined, forwarding) }
     })
   })
   return function useProxyConfig (next: ProxyConfig): void {

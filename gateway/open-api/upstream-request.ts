@@ -82,8 +82,9 @@ function nameOf (pair: string): string {
 /**
  * The query sent upstream: as the caller sent it, less any `token` parameter however its name is
  * encoded (SDKs may put the access token there too). The other pairs keep their exact encoding.
- * reply-from's own arguments (the destination's search, the URL) are not read: @fastify/http-proxy
- * cuts the query off the destination, and the request's one split has it as sent.
+ * reply-from's own arguments (the destination's search, the URL) are not read: the proxy's route
+ * gives reply-from no destination, so it takes the request's path without its query, and the
+ * request's one split has the query as sent.
  */
 export function upstreamQuery (_search: string | undefined, _url: string, request: Pick<FastifyRequest, 'url' | 'pathAndQuery'>): string {
   const { query } = pathAndQuery(request)

@@ -8,6 +8,7 @@ import t, { type Test } from 'tap'
 import type { GatewayConfig } from '../../../gateway/config/gateway-config.ts'
 import { API_HOST, buildTestGateway, defaultAuthorization, echoRoutes, hmac, liveToken, nonceAt, openApiError, recordingUpstream, signedInject, signedString, type LiveTokens, type Recorded } from '../../helpers/gateway.ts'
 import { dechunk } from '../../helpers/dechunk.ts'
+import { pathRefusal } from '../../../gateway/open-api/proxy.ts'
 import { wsgiUpstream } from '../../helpers/wsgi-upstream.ts'
 
 const IDENTITY_HEADERS = ['x-macgate-client-id', 'x-macgate-open-id', 'x-macgate-scope', 'x-macgate-user-id']
@@ -383,4 +384,46 @@ t.test('6. the caller\'s own claims of where it came from never reach the upstre
   t.notOk(JSON.stringify(seen.rawHeaders).includes('admin.internal'), 'no claimed host upstream')
   t.equal(seen.headers['x-forwarded-for'], '127.0.0.1', 'the gateway says where the request came from')
   t.same(receivedNames(seen).filter((name) => ['forwarded', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'x-client-ip'].includes(name)), [])
+})
+
+t.test('7. a path that would leave its route is refused before the check and reaches nothing; one that stays on it goes as sent', async (t) => {
+  const upstream = await recordingUpstream(t)
+  const { app, token } = await gatewayTo(t, upstream.url)
+  const port = await portOf(app)
+  // Each under /echo/* as the route table sees it; decoded, a backslash read as `/` as URL parsers read it, most would climb out.
+  const refused: Array<[string, string]> = [
+    ['/echo/..%2fuser/profile', 'the path has a .. segment'],
+    ['/echo/%2e%2e/user/profile', 'the path has a .. segment'],
+    ['/echo/x\\..\\..\\user/profile', 'the path has a .. segment'],
+    ['/echo/x%5c..%5c..%5cuser/profile', 'the path has a .. segment'],
+    // The router refuses these first; pathRefusal would too (below).
+    ['/echo/%zz', 'the request path is not valid percent-encoded UTF-8'],
+    ['/echo/%C3%28', 'the request path is not valid percent-encoded UTF-8']
+  ]
+  for (const [url, reason] of refused) {
+    const before = upstream.requests.length
+    const authorization = authorizationFor(token, { url })
+    const answer = await rawRequest(port, signedHead(token, { url, authorization, extra: ['Connection: close'] }))
+    t.equal(answer.status, 400, `${url}: 400`)
+    t.same(JSON.parse(answer.body), openApiError(96002, reason), `${url}: ${reason}`)
+    t.equal(upstream.requests.length, before, `${url}: nothing reached the upstream`)
+    const again = await rawRequest(port, signedHead(token, { url: '/echo/after', extra: ['Connection: close'] }))
+    t.equal(again.status, 200, `${url}: refused before the check, the gateway serves on`)
+  }
+  for (const [path] of refused.slice(-2)) t.equal(pathRefusal(path), 'the path has a bad percent-encoding', `${path}: refused by the route check too`)
+  // Within the route, however it is spelt: the upstream gets the path as an http URL reads it (single dots gone), on its own host.
+  const kept: Array<[string, string]> = [
+    ['/echo/a..b/./c', '/echo/a..b/c'],
+    ['/echo//upstream.example/x', '/echo//upstream.example/x'],
+    ['/echo/%2e/x', '/echo/x'],
+    ['/echo/caf%C3%A9', '/echo/caf%C3%A9']
+  ]
+  for (const [url, sent] of kept) {
+    const before = upstream.requests.length
+    const answer = await rawRequest(port, signedHead(token, { url, extra: ['Connection: close'] }))
+    t.equal(answer.status, 200, `${url}: served`)
+    const seen = onlyNew(t, upstream.requests, before, url)
+    t.equal(seen?.url, sent, `${url}: the upstream got ${sent}`)
+    t.equal(seen?.headers.host, new URL(upstream.url).host, `${url}: on the upstream's own host`)
+  }
 })

@@ -2,7 +2,7 @@
 // caller gets for each failure, the timeouts, the cancellation of an abandoned request, per-route
 // upstreams with their own pools and bound, balancing with passive health, and safe retries.
 import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { connect } from 'node:net'
+import { connect, createServer as createNetServer } from 'node:net'
 import { once } from 'node:events'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
@@ -280,6 +280,29 @@ t.test('causes: undici\'s and the socket\'s codes, each to its answer', async (t
     t.equal(answerFor(causeOf(coded(code))).statusCode, status)
   }
   t.match(answerFor('busy'), { statusCode: 503, errno: 503, message: 'upstream busy' })
+})
+
+t.test('an answer Node could not send on (a control character in a header value): 502, and the upstream is used again', async (t) => {
+  let answers = 0
+  // A raw upstream: node:http would refuse to write such a header. The first answer is bad, the next ones good.
+  const server = createNetServer((socket) => {
+    socket.on('data', () => {
+      const bad = answers++ === 0
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${bad ? 'x-bad: a\u0001b\r\n' : ''}content-length: 2\r\n\r\n{}`, 'latin1')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.close() })
+  const { port } = server.address() as { port: number }
+  const { call, log } = await gateway(t, { routes: [route('/raw/*', `http://127.0.0.1:${port}`)] })
+  const bad = await call('/raw/x')
+  t.equal(bad.statusCode, 502, 'the caller gets 502')
+  t.same(bad.json(), { result: 'error', description: 'upstream unavailable', code: 502 })
+  t.equal(failureLines(log, 'other').length, 1, 'logged once')
+  const good = await call('/raw/y')
+  t.equal(good.statusCode, 200, 'the next answer passes')
+  t.same(good.json(), {})
 })
 
 t.test('the failure log: one line a second per upstream and cause, with the count left out', async (t) => {
