@@ -2,7 +2,7 @@
 // as an operator runs it (the real CLI, its workers sharing one port).
 import { execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -72,15 +72,19 @@ async function treeCpu (pid: number): Promise<number> {
  * (its workers inherit the pinning), so that its CPU per request, summed over the primary and its
  * workers, compares with theirs; on this 2-core machine the load generator has the other core.
  */
-export async function startWorkers (count: number, upstream: string, redisUrl: string, ready: GatewayReady): Promise<Target<GatewayReady>> {
+export async function startWorkers (count: number, upstream: string, redisUrl: string, ready: GatewayReady): Promise<Target<GatewayReady> & { logFile: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'macgate-bench-workers-'))
   const config = join(dir, 'config.json')
   await writeFile(config, JSON.stringify({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'], match: 'all' }] }))
   const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-redis:', PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: '0', LOG_LEVEL: 'silent' }
+  // Logging as the shipped gateway (10) does, at info into a file: its standard output, which the workers share.
+  const logFile = join(dir, 'macgate.log')
+  const log = await open(logFile, 'w')
+  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: 'bench:gateway-redis:', PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: '0', LOG_LEVEL: 'info' }
   delete env.REDIS_CLUSTER_NODES
   const [command, args] = pinned(0, process.execPath, [...childNodeArgs, CLI, 'start', '--config', config, '--workers', String(count)])
-  const child = spawn(command, args, { env, stdio: ['ignore', 'inherit', 'pipe'] })
+  const child = spawn(command, args, { env, stdio: ['ignore', log.fd, 'pipe'] })
+  await log.close()
   let output = ''
   child.stderr!.on('data', (chunk) => { output += String(chunk) })
   const stop = async (): Promise<void> => {
@@ -98,7 +102,7 @@ export async function startWorkers (count: number, upstream: string, redisUrl: s
     }
     await sleep(100)
   }
-  return { kind: 'gateway-redis', child, ready: { ...ready, port }, cpu: async () => await treeCpu(child.pid!), stop }
+  return { kind: 'gateway-redis', child, ready: { ...ready, port }, cpu: async () => await treeCpu(child.pid!), stop, logFile }
 }
 
 /** Any HTTP answer at all: the port is served. */

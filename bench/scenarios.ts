@@ -256,15 +256,15 @@ export async function codeExchangeScenario ({ onRedis }: Bench): Promise<Scenari
 }
 
 /**
- * 12a, 12b: `macgate start --workers 1` and `--workers 2` (Redis nonces, no log), measured as
- * every other scenario is: in the alternated rounds, best undisturbed round, CPU per request summed
- * over the primary and its workers, pinned to core 0 (scale.ts). So 12a's CPU per request reads
- * against 10's (the same gateway, with its log): what a worker costs per request, not what a
- * second core gives, which a 2-core machine with the load generator on the other core cannot show.
+ * 12a, 12b: `macgate start --workers 1` and `--workers 2` (Redis nonces, info log to a file, as
+ * 10), measured as every other scenario is: in the alternated rounds, best undisturbed round, CPU
+ * per request summed over the primary and its workers, pinned to core 0 (scale.ts). So 12a's CPU per
+ * request reads against 10's (the same gateway, the same log): what a worker costs per request, not
+ * what a second core gives, which a 2-core machine with the load generator on the other core cannot show.
  */
 export async function workersScenario ({ upstream, redisUrl, onRedis }: Bench, count: number): Promise<Scenario> {
   const target = await startWorkers(count, base(upstream), redisUrl, onRedis.ready)
-  return { id: `12${'ab'[count - 1]!}`, name: `macgate start --workers ${count} (Redis nonces, no log, core 0)`, target, setupRequest: signed(base(target), PATH, target.ready), onRedis: true }
+  return { id: `12${'ab'[count - 1]!}`, name: `macgate start --workers ${count} (Redis nonces, info log to a file, core 0)`, target, setupRequest: signed(base(target), PATH, target.ready), onRedis: true, logFile: target.logFile }
 }
 
 export const WORKER_COUNTS = [1, 2]
