@@ -32,7 +32,9 @@ export function parseCommand<T extends ParseArgsConfig> (command: string, config
     const quoted = /'([^']*)'/.exec((error as Error).message)?.[1] ?? ''
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       const hint = hints[quoted]
-      throw new UsageError(`Unknown option '${quoted}' for ${command}${hint === undefined ? ` (${listed})` : `: ${hint}`}`)
+      // An argument such as an id that starts with one dash reads as short options; after `--` it does not.
+      const dashed = config.allowPositionals === true && !quoted.startsWith('--') ? `; an argument starting with a dash goes after --: ${command} -- -ARGUMENT` : ''
+      throw new UsageError(`Unknown option '${quoted}' for ${command}${hint === undefined ? ` (${listed}${dashed})` : `: ${hint}`}`)
     }
     if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`${command} takes no argument ${quoted} (${listed})`)
     // A value left out: Node's text is `Option '--name <value>' argument missing`, or `Option '--name'

@@ -8,6 +8,14 @@ export const REGISTRATION_TOKEN_DEFAULTS = { uses: 1, expiresInSeconds: 86_400 }
 const MAX_USES = 1_000_000
 const MAX_EXPIRES_IN = 365 * 86_400
 
+/** A token's id, which operators type after `registration-tokens revoke`: never starting with `-`, which a command line reads as an option. */
+function newTokenId (): string {
+  for (;;) {
+    const id = randomBase64Url(9)
+    if (!id.startsWith('-')) return id
+  }
+}
+
 export interface NewRegistrationToken {
   uses?: number
   expiresInSeconds?: number
@@ -23,7 +31,7 @@ export async function createRegistrationToken (store: RegistrationTokens, { uses
   if (!Number.isInteger(expiresInSeconds) || expiresInSeconds < 1 || expiresInSeconds > MAX_EXPIRES_IN) throw new RegistrationError(`expires in must be whole seconds from 1 to ${MAX_EXPIRES_IN}`)
   const token = randomBase64Url(32)
   const now = clock()
-  const record: RegistrationTokenRecord = { id: randomBase64Url(9), hash: hashSecret(token), uses, usesLeft: uses, expiresAt: now + expiresInSeconds * 1000, createdAt: now }
+  const record: RegistrationTokenRecord = { id: newTokenId(), hash: hashSecret(token), uses, usesLeft: uses, expiresAt: now + expiresInSeconds * 1000, createdAt: now }
   await store.saveRegistrationToken(record)
   events?.record('registration_token.created', { id: record.id, uses, expiresAt: record.expiresAt })
   return { token, record }

@@ -6,6 +6,7 @@ import { cliEnv } from '../../helpers/cli.ts'
 import { runInProcess } from '../../helpers/in-process.ts'
 import { liveGateway } from '../../helpers/live.ts'
 import { startRedis } from '../../helpers/redis.ts'
+import { createRegistrationToken, MemoryStore } from '../../../plugin/index.ts'
 
 t.test('create, list, use, revoke', async (t) => {
   const redis = await startRedis(t)
@@ -43,11 +44,24 @@ t.test('create, list, use, revoke', async (t) => {
     [['registration-tokens', 'create', '--expires-in', '1h'], /^macgate: --expires-in must be a whole number/],
     [['registration-tokens', 'create', '--expires-in', '99999999999'], /^macgate: expires in must be whole seconds from 1 to 31536000\n/],
     [['registration-tokens', 'revoke'], /^macgate: registration-tokens revoke needs exactly one token id/],
-    [['registration-tokens', 'revoke', 'nope'], /^macgate: no registration token nope\n/]
+    [['registration-tokens', 'revoke', 'nope'], /^macgate: no registration token nope\n/],
+    // An id starting with a dash (none made since ids avoid it; the test below) goes after `--`.
+    [['registration-tokens', 'revoke', '-nope'], /^macgate: Unknown option '-n' for registration-tokens revoke \(it takes no options; an argument starting with a dash goes after --: registration-tokens revoke -- -ARGUMENT\)\n/],
+    [['registration-tokens', 'revoke', '--', '-nope'], /^macgate: no registration token -nope\n/]
   ]
   for (const [args, message] of refusals) {
     const run = await runInProcess(args, env)
     t.equal(run.code, 2, args.join(' '))
     t.match(run.stderr, message, args.join(' '))
   }
+})
+
+t.test('ids never start with a dash, which a command line would read as an option', async (t) => {
+  const store = new MemoryStore()
+  t.teardown(async () => { await store.close() })
+  // 1 id in 64 would start with one; 500 of them miss such an id with a chance of about 4 in 10,000.
+  const ids = await Promise.all(Array.from({ length: 500 }, async () => (await createRegistrationToken(store)).record.id))
+  t.same(ids.filter((id) => id.startsWith('-')), [])
+  t.equal(new Set(ids).size, 500, 'and each is its own')
+  t.ok(ids.every((id) => /^[A-Za-z0-9_][A-Za-z0-9_-]{11}$/.test(id)), 'twelve base64url characters')
 })
