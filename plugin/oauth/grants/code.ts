@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash } from 'node:crypto'
+import { constantTimeEqual } from '../../access/constant-time.ts'
 import { errors } from '../../http/errors.ts'
 import type { MacgateContext } from '../../config/options.ts'
 import type { ClientRecord, CodeRecord } from '../../store/store.ts'
@@ -21,9 +22,7 @@ function checkVerifier (client: ClientRecord, code: CodeRecord, params: Params):
   }
   if (verifier === undefined) throw errors.invalidGrant('code_verifier is required')
   if (!VERIFIER.test(verifier)) throw errors.invalidRequest('code_verifier malformed')
-  const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'))
-  const expected = Buffer.from(code.codeChallenge)
-  if (computed.length !== expected.length || !timingSafeEqual(computed, expected)) throw errors.invalidGrant('code_verifier does not match')
+  if (!constantTimeEqual(createHash('sha256').update(verifier).digest('base64url'), code.codeChallenge)) throw errors.invalidGrant('code_verifier does not match')
 }
 
 /** grant_type=authorization_code: one success per code, a replay revokes what it gave. */
