@@ -76,8 +76,8 @@ async function buildTarget (store: Store, lruMax: number): Promise<FastifyInstan
 
 /**
  * As `macgate start --config` builds it, up to the ladder's `step`: the config as a file with only
- * upstream and routes would give it; from the access-log step on its default log level, here into
- * a file; from the Redis step on, the store from the environment it reads; on a tracing step, the
+ * upstream and routes would give it; below the access-log step its logger at warn, from it on at its
+ * default level, into a file; from the Redis step on, the store from the environment it reads; on a tracing step, the
  * SDK started from the standard variables as `macgate start` starts it, its spans sent to the
  * upstream's server (which answers any POST with 200: a collector that takes everything).
  */
@@ -87,7 +87,11 @@ async function buildRung (step: GatewayStep, log: string, prefix: string): Promi
   const tracing = traced === 'off' ? undefined : await startTracing(Object.assign(process.env, tracingEnv(traced, upstream)))
   const store = redis ? await openStore({ REDIS_URL: redisUrl, MACGATE_REDIS_PREFIX: prefix }) : new MemoryStore()
   const config = parseConfig({ upstream, routes: [{ path: '/api/*', methods: ['GET'], scopes: ['1'] }] })
-  const app = await buildLadderGateway({ store, config, logger: logging ? { level: 'info', stream: logDestination(log) } : false, ...(tracing !== undefined && { tracing }) }, hotPath)
+  // Below the access-log step, the logger `LOG_LEVEL=warn` gives (no gateway runs without one, and
+  // Fastify's work for a logged app, each response's listeners and the route's child logger, is the
+  // app's, not its metrics'); at warn it writes nothing a request.
+  const logger = { level: logging ? 'info' : 'warn', stream: logDestination(logging ? log : '/dev/null') }
+  const app = await buildLadderGateway({ store, config, logger, ...(tracing !== undefined && { tracing }) }, hotPath)
   if (tracing !== undefined) app.addHook('onClose', async () => await tracing.shutdown())
   return { app, store }
 }
