@@ -153,6 +153,7 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
   const key = signingKeyOf(macKey)
   const rawKey = createSecretKey(Buffer.from(macKey, 'utf8'))
   const nonceKeys = new NonceKeys('parts secret')
+  const tokenPart = nonceKeys.tokenPart('token-hash')
   const memory = new MemoryStore()
   const now = Date.now()
   const minute = Math.floor(now / 60_000)
@@ -166,8 +167,8 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
     { rung, name: 'mac comparison', call: () => constantTimeEqual(mac, header.mac) },
     { rung, name: 'timingSafeEqual alone (two 20-byte buffers)', floor: true, call: () => timingSafeEqual(Buffer.alloc(20), Buffer.alloc(20)) },
     { rung, name: 'token LRU lookup (hit)', call: () => verifier.cache.lookup(accessToken, now) },
-    { rung, name: 'nonce keyed hash', call: (i) => nonceKeys.use('token-hash', `${i}:${minute}`, minute, 120) },
-    { rung, name: 'embedded nonce check', prepare: () => { round++ }, call: (i) => memory.useNonce(nonceKeys.use('token-hash', `${round}-${i}:${minute}`, minute, 120)) },
+    { rung, name: 'nonce keyed hash', call: (i) => nonceKeys.use(tokenPart, `${i}:${minute}`, minute, 120) },
+    { rung, name: 'embedded nonce check', prepare: () => { round++ }, call: (i) => memory.useNonce(nonceKeys.use(tokenPart, `${round}-${i}:${minute}`, minute, 120)) },
     {
       rung,
       name: 'the whole check (verify, hot LRU, embedded nonces)',
@@ -287,6 +288,7 @@ async function bareRoundTrips (url: string): Promise<{ ping: () => Promise<void>
  */
 async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKey, app }: Fixture, bare: { ping: () => Promise<void> }): Promise<Part[]> {
   const nonceKeys = new NonceKeys('parts secret')
+  const tokenPart = nonceKeys.tokenPart('token-hash')
   const minute = Math.floor(Date.now() / 60_000)
   let pass = 0
   let uses: NonceUse[] = []
@@ -297,7 +299,7 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
     // Fresh nonces, made before the pass: their keyed hash is the check's part (L3), not the batch's.
     prepare: () => {
       const tag = pass++
-      uses = Array.from({ length: CALLS }, (_, i) => nonceKeys.use('token-hash', `${tag}-${i}:${minute}`, minute, 120))
+      uses = Array.from({ length: CALLS }, (_, i) => nonceKeys.use(tokenPart, `${tag}-${i}:${minute}`, minute, 120))
     },
     // As the verifier waits: one `then` on each request's answer, no promise of its own; the
     // pass's one promise a turn only waits for the turn's last answer.
@@ -317,7 +319,7 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
     call: () => {},
     pass: async (calls: number) => {
       const tag = pass++
-      await inTurns(calls, 5, async (i) => await store.useCountedNonce(nonceKeys.use('token-hash', `${tag}-${i}:${minute}`, minute, 120), { name: `parts:${i % 20}`, window: minute, limit: 1_000_000_000, ttlSeconds: 120 }))
+      await inTurns(calls, 5, async (i) => await store.useCountedNonce(nonceKeys.use(tokenPart, `${tag}-${i}:${minute}`, minute, 120), { name: `parts:${i % 20}`, window: minute, limit: 1_000_000_000, ttlSeconds: 120 }))
     }
   }
   const secret = app.macgate.secret

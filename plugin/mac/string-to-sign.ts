@@ -32,8 +32,21 @@ export function canonicalQuery (rawQuery: string, variant: QueryVariant = 'prima
   return kept.map(([name, value]) => `${name}=${value}`).join('&')
 }
 
+// The last host signed and its signing form: nearly every request names the same host, and its port
+// would otherwise be cut off into a new string each time.
+let lastHost = ''
+let lastSigningHost = ''
+
 /** The request's host name as signed: lower case, without port; IPv6 literals keep their brackets. */
 export function signingHost (host: string): string {
+  if (host !== lastHost) {
+    lastSigningHost = signingHostOf(host)
+    lastHost = host
+  }
+  return lastSigningHost
+}
+
+function signingHostOf (host: string): string {
   const lower = lowerCase(host)
   if (lower.startsWith('[')) {
     const end = lower.indexOf(']')
@@ -74,12 +87,21 @@ export interface SigningInput {
   query: string
 }
 
+// The parts of the string to sign, filled in and joined by each call: one array for every call, not
+// one a request (join calls no code of ours, so no call can begin inside another).
+const parts = ['', '', '', '', '', '']
+
 /**
  * Each part and a newline after it. Joined, not a template: a template's additions make a string
  * each that the HMAC then flattens (about 100 heap bytes more a request).
  */
 export function stringToSign ({ nonce, method, host, path, query }: SigningInput): string {
-  return [nonce, upperCase(method), signingHost(host), path, query, ''].join('\n')
+  parts[0] = nonce
+  parts[1] = upperCase(method)
+  parts[2] = signingHost(host)
+  parts[3] = path
+  parts[4] = query
+  return parts.join('\n')
 }
 
 /** Unix time in whole minutes: a nonce's M is the minute it was made in. */

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { grantIdOf, hashSecret, openMacKey } from '../access/credentials.ts'
 import { Pending } from '../store/pending.ts'
+import { NonceKeys } from '../store/nonce-key.ts'
 import type { AccessTokenRecord, TokenLookup } from '../store/store.ts'
 import { hashNameOf, signingKeyOf } from './signature.ts'
 
@@ -21,6 +22,10 @@ export interface ActiveToken {
   signingKey: KeyObject
   /** The record's mac_algorithm as node:crypto names its hash, read once. */
   hashName: 'sha1' | 'sha256'
+  /** The token's part of its nonces' keys (`NonceKeys.tokenPart`), joined once. */
+  nonceKeyPart: string
+  /** When the cache reads the store again (ms, the plugin's clock): at `maxAgeMs` (past its expiry, a hit refuses it without a read). */
+  cachedUntil: number
   record: AccessTokenRecord
   /** Frozen: shared by every request that presents the token while it is cached. */
   identity: MacIdentity
@@ -38,6 +43,8 @@ export interface TokenCacheOptions {
 /** Remembered for an unknown token, so that a flood of garbage does not reach the store. */
 interface NotLive {
   hash: string
+  /** When the cache reads the store again (ms, the plugin's clock): at `negativeTtlMs`. */
+  cachedUntil: number
 }
 type Entry = ActiveToken | NotLive
 
@@ -49,14 +56,29 @@ function live (entry: Entry | undefined, now: number): ActiveToken | undefined {
   return isActive(entry) && entry.record.expiresAt > now ? entry : undefined
 }
 
-/** What a read found, made once for every request that presents the token while it is cached. */
-function entryOf (token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
-  if (record === undefined || record.expiresAt <= now) return { hash }
+/** How long a read's answer is kept. */
+interface Lifetimes {
+  maxAgeMs: number
+  negativeTtlMs: number
+}
+
+/**
+ * What a read found at `now`, made once for every request that presents the token while it is
+ * cached, with when to read it again.
+ */
+function entryOf (nonceKeys: NonceKeys, { maxAgeMs, negativeTtlMs }: Lifetimes, token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
+  if (record === undefined || record.expiresAt <= now) return { hash, cachedUntil: now + negativeTtlMs }
   const { openId, clientId, userId, scope } = record
   const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
   const macKey = openMacKey(token, record.macKeySealed)
-  return { hash, record, macKey, signingKey: signingKeyOf(macKey), hashName: hashNameOf(record.macAlgorithm), identity }
+  return { hash, record, macKey, signingKey: signingKeyOf(macKey), hashName: hashNameOf(record.macAlgorithm), nonceKeyPart: nonceKeys.tokenPart(hash), cachedUntil: now + maxAgeMs, identity }
 }
+
+/**
+ * lru-cache's `get` without options makes an object for them on every call, and writes its status
+ * field into the one it is given: one object, reused by every lookup (each runs to its end before the next).
+ */
+const GET_OPTIONS: LRUCache.GetOptions<string, Entry, unknown> = {}
 
 /** A store read in flight, shared by every miss for its token until it settles. */
 interface Reading {
@@ -75,14 +97,15 @@ interface Reading {
 export class TokenCache {
   readonly #store: TokenLookup
   readonly #secret: string
+  /** The keyed hashes of nonces under the same secret: each cached token carries its part of them. */
+  readonly nonceKeys: NonceKeys
   readonly #lru: LRUCache<string, Entry> | undefined
   /** Reads in flight by token; bounded as the LRU is (past it, a miss reads alone and is not cached). */
   readonly #reading = new Map<string, Reading>()
   readonly #maxReading: number
   /** Which token a hash names, cached or being read, for revocations, which arrive by hash. */
   readonly #tokenOf = new Map<string, string>()
-  readonly #maxAgeMs: number
-  readonly #negativeTtlMs: number
+  readonly #lifetimes: Lifetimes
   readonly #clock: () => number
   /** Resolves once revocations from other instances are being received. */
   readonly ready: Promise<void>
@@ -94,13 +117,14 @@ export class TokenCache {
     this.#clock = clock
     this.#store = store
     this.#secret = secret
-    this.#maxAgeMs = maxAgeMs
-    this.#negativeTtlMs = negativeTtlMs
+    this.nonceKeys = new NonceKeys(secret)
+    this.#lifetimes = { maxAgeMs, negativeTtlMs }
     this.#maxReading = max
     if (max > 0) {
+      // No ttl of lru-cache's own: an entry's age is checked on the plugin's clock (`cachedUntil`),
+      // which tests step, and lru-cache's would read its own clock and set a timer every millisecond.
       this.#lru = new LRUCache<string, Entry>({
         max,
-        ttl: maxAgeMs,
         // A token is cached only when no read of it is in flight: its hash is the entry's alone.
         dispose: (entry, _token, reason) => {
           if (reason !== 'set') this.#tokenOf.delete(entry.hash)
@@ -127,10 +151,14 @@ export class TokenCache {
    * store read. `now` is the request's one clock reading (verify.ts).
    */
   lookup (accessToken: string, now: number = this.#clock()): ActiveToken | undefined | PromiseLike<ActiveToken | undefined> {
-    const entry = this.#lru?.get(accessToken)
+    const entry = this.#lru?.get(accessToken, GET_OPTIONS)
     if (entry !== undefined) {
-      this.stats.hits++
-      return live(entry, now)
+      if (now < entry.cachedUntil) {
+        this.stats.hits++
+        return live(entry, now)
+      }
+      // Too old: gone before it is read again, so that a read in flight never shares its hash with an entry.
+      this.#lru?.delete(accessToken)
     }
     this.stats.misses++
     // A value without our tag is refused here: no hashing, no store read, no cache entry.
@@ -168,15 +196,14 @@ export class TokenCache {
       }
       let entry: Entry
       try {
-        entry = entryOf(token, hash, record, now)
+        entry = entryOf(this.nonceKeys, this.#lifetimes, token, hash, record, now)
       } catch (error) {
         failed(error)
         return
       }
       this.#reading.delete(token)
-      // From the reading of the request that missed: a hit checks the expiry again with its own.
-      const ttl = isActive(entry) ? Math.max(1, Math.min(this.#maxAgeMs, entry.record.expiresAt - now)) : this.#negativeTtlMs
-      lru.set(token, entry, { ttl })
+      // Its age from the reading of the request that missed: a hit checks the expiry again with its own.
+      lru.set(token, entry)
       reading.answer.resolve(entry)
     }, failed)
     return reading.answer
@@ -184,7 +211,7 @@ export class TokenCache {
 
   /** A store read and what it found, not kept. */
   #read (token: string, hash: string, grantId: string, now: number): PromiseLike<Entry> {
-    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(token, hash, record, now))
+    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(this.nonceKeys, this.#lifetimes, token, hash, record, now))
   }
 
   /** A revoked token: its entry dropped, and a read of it in flight overtaken. */

@@ -1,7 +1,6 @@
 import { errors, type ErrorOptions, type OAuthError } from '../http/errors.ts'
 import { isThenable, Pending } from '../store/pending.ts'
 import type { VerificationOutcome } from '../observe/metrics.ts'
-import { NonceKeys } from '../store/nonce-key.ts'
 import { quotaExceeded, type Quotas, type QuotaReading } from './quota.ts'
 import type { CountedUse, NonceLog, TokenLookup } from '../store/store.ts'
 import { TokenCache, type ActiveToken, type MacIdentity, type TokenCacheOptions } from './token-cache.ts'
@@ -76,7 +75,6 @@ export class MacVerifier {
   readonly #skew: number
   readonly #variants: QueryVariant[]
   readonly #debug: boolean
-  readonly #nonceKeys: NonceKeys
   readonly #clock: () => number
   #signedHosts: readonly string[] = []
 
@@ -87,7 +85,6 @@ export class MacVerifier {
     this.#variants = macQueryVariants ? VARIANTS : []
     this.#clock = clock
     this.cache = new TokenCache(store, secret, tokenCache, clock)
-    this.#nonceKeys = new NonceKeys(secret)
     this.#quotas = quotas
     this.useSignedHosts(signedHosts)
   }
@@ -125,7 +122,7 @@ export class MacVerifier {
     if (drift > this.#skew) throw denied(DENIALS.staleNonce)
     if (drift < -this.#skew) throw denied(DENIALS.futureNonce)
     checkQueryBindings(request.query, header.accessToken, token)
-    const use = this.#nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
+    const use = this.cache.nonceKeys.use(token.nonceKeyPart, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
     const quota = request.quota
     if (quota !== undefined) {

@@ -36,8 +36,16 @@ export class NonceKeys {
     this.#prefix = `macgate nonce\n${secret}\n`
   }
 
-  use (tokenHash: string, nonce: string, minute: number, ttlSeconds: number): NonceUse {
-    return { key: hash('sha256', `${this.#prefix}${tokenHash}\n${nonce}`, 'binary'), minute, ttlSeconds }
+  /**
+   * A token's part of every nonce key's input (secret, token hash), joined once per cached token
+   * (token-cache.ts): a request then adds only its nonce, one string where a template made three.
+   */
+  tokenPart (tokenHash: string): string {
+    return `${this.#prefix}${tokenHash}\n`
+  }
+
+  use (tokenPart: string, nonce: string, minute: number, ttlSeconds: number): NonceUse {
+    return { key: hash('sha256', tokenPart + nonce, 'binary'), minute, ttlSeconds }
   }
 }
 

@@ -8,7 +8,7 @@ import t from 'tap'
 import { errors } from '../../../plugin/http/errors.ts'
 import { Pending } from '../../../plugin/store/pending.ts'
 import { hashSecret, mintMacKey, mintToken, newGrantId, randomBase64Url, sealMacKey } from '../../../plugin/access/credentials.ts'
-import { TokenCache } from '../../../plugin/mac/token-cache.ts'
+import { TokenCache, type ActiveToken } from '../../../plugin/mac/token-cache.ts'
 import { RedisStore } from '../../../plugin/index.ts'
 import type { AccessTokenRecord, RevocationListener, TokenLookup } from '../../../plugin/store/store.ts'
 import { callsSince, commandCalls } from '../../helpers/live.ts'
@@ -230,6 +230,58 @@ t.test('an expired token is refused: on a hit at its expiry, and when read expir
   const late = cache.lookup(expired.token, now)
   await store.answerNext()
   t.equal(await late, undefined, 'read already expired: refused')
+})
+
+t.test('entries are read again on the clock given: a live token after maxAgeMs, an unknown one after negativeTtlMs', async (t) => {
+  const store = new HeldStore()
+  let now = 1_000_000_000_000
+  const cache = new TokenCache(store, SECRET, OPTIONS, () => now)
+  const { token, macKey, hash, record } = issue(now + 3_600_000)
+  store.records.set(hash, record)
+  const first = cache.lookup(token)
+  await store.answerNext()
+  t.equal((await first)?.macKey, macKey)
+  now += OPTIONS.maxAgeMs - 1
+  t.equal((cache.lookup(token) as ActiveToken).macKey, macKey, 'held until maxAgeMs')
+  t.equal(store.reads.length, 0)
+  now += 1
+  const again = cache.lookup(token)
+  t.equal(store.reads.length, 1, 'at maxAgeMs, read again')
+  await store.answerNext()
+  t.equal((await again)?.macKey, macKey)
+  t.equal(cache.size, 1, 'one entry, the new read\'s')
+  t.equal((cache.lookup(token) as ActiveToken).macKey, macKey, 'held again')
+
+  const unknown = issue(now + 3_600_000)
+  const missing = cache.lookup(unknown.token)
+  await store.answerNext()
+  t.equal(await missing, undefined, 'unknown to the store')
+  now += OPTIONS.negativeTtlMs - 1
+  t.equal(cache.lookup(unknown.token), undefined, 'remembered as unknown until negativeTtlMs: no read')
+  t.equal(store.reads.length, 0)
+  now += 1
+  store.records.set(unknown.hash, unknown.record)
+  const issuedSince = cache.lookup(unknown.token)
+  t.equal(store.reads.length, 1, 'at negativeTtlMs, read again')
+  await store.answerNext()
+  t.equal((await issuedSince)?.macKey, unknown.macKey, 'and found now')
+})
+
+t.test('a token past its expiry is refused from the cache without a read until maxAgeMs', async (t) => {
+  const store = new HeldStore()
+  let now = 1_000_000_000_000
+  const cache = new TokenCache(store, SECRET, OPTIONS, () => now)
+  const { token, hash, record } = issue(now + 1000)
+  store.records.set(hash, record)
+  const first = cache.lookup(token)
+  await store.answerNext()
+  t.ok(await first)
+  now += 1000
+  t.equal(cache.lookup(token), undefined, 'expired: refused')
+  now += OPTIONS.maxAgeMs - 1001
+  t.equal(cache.lookup(token), undefined, 'still refused from the cache')
+  t.equal(store.reads.length, 0, 'no read')
+  t.same(cache.stats, { hits: 2, misses: 1 })
 })
 
 t.test('on Redis: a turn\'s misses are one MGET, a token\'s concurrent misses one key; an outage fails them all', async (t) => {

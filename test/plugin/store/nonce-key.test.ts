@@ -5,12 +5,15 @@ import t from 'tap'
 import { keyByte, keyWord, NonceKeys } from '../../../plugin/store/nonce-key.ts'
 
 t.test('the key is SHA-256 over secret, token hash and nonce, one character a byte', async (t) => {
-  const use = new NonceKeys('the secret').use('token-hash', 'nonce:29000000', 29_000_000, 120)
+  const keys = new NonceKeys('the secret')
+  const use = keys.use(keys.tokenPart('token-hash'), 'nonce:29000000', 29_000_000, 120)
   const expected = createHash('sha256').update('macgate nonce\nthe secret\ntoken-hash\nnonce:29000000').digest()
   t.equal(use.key.length, 32)
   t.same(Buffer.from(use.key, 'latin1'), expected, 'the digest\'s own bytes')
   t.same({ minute: use.minute, ttlSeconds: use.ttlSeconds }, { minute: 29_000_000, ttlSeconds: 120 })
-  t.not(new NonceKeys('another secret').use('token-hash', 'nonce:29000000', 29_000_000, 120).key, use.key, 'another secret, another key')
+  const others = new NonceKeys('another secret')
+  t.not(others.use(others.tokenPart('token-hash'), 'nonce:29000000', 29_000_000, 120).key, use.key, 'another secret, another key')
+  t.not(keys.use(keys.tokenPart('token-hasi'), 'nonce:29000000', 29_000_000, 120).key, use.key, 'another token, another key')
 })
 
 t.test('bytes and words read as from a Buffer', async (t) => {
