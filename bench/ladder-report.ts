@@ -5,8 +5,10 @@ import { writeResultFiles } from './result-files.ts'
 import type { BenchRun, ScenarioResult } from './report.ts'
 
 export interface LadderRung extends ScenarioResult {
-  /** Per request, from the target's counting passes. */
+  /** Per request, from the target's counting passes: bytes and writes the median over its processes. */
   counts: Counts
+  /** Heap bytes per request counted in each of the rung's processes, its own first. */
+  processBytes: number[]
   /** Least CPU µs per request over the rung below's least (0 for the first rung). */
   addedCpu: number
   addedCounts: Counts
@@ -15,6 +17,8 @@ export interface LadderRung extends ScenarioResult {
 export interface LadderReport extends BenchRun {
   /** Requests of each counting pass. */
   countedRequests: number
+  /** Processes each rung's bytes and writes are counted in (the population rung's: one). */
+  countedProcesses: number
   rungs: LadderRung[]
 }
 
@@ -22,10 +26,10 @@ const fixed = (value: number, digits: number): string => value.toFixed(digits)
 const signedFixed = (value: number, digits: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`
 
 export function ladderTable (report: LadderReport): string {
-  const head = ['rung', 'least CPU µs/req', 'added', 'median CPU', 'best req/s', 'best ÷ proxy', 'heap bytes/req', 'added', 'promises/req', 'added', 'ticks/req', 'writes/req', 'disturbed']
+  const head = ['rung', 'least CPU µs/req', 'added', 'median CPU', 'best req/s', 'best ÷ proxy', 'heap bytes/req', 'spread', 'added', 'promises/req', 'added', 'ticks/req', 'writes/req', 'disturbed']
   const rows = report.rungs.map((r) => [
     `${r.id} ${r.name}`, fixed(r.bestCpuPerRequest, 1), signedFixed(r.addedCpu, 1), fixed(r.cpuPerRequest, 1), fixed(r.bestRps, 0), fixed(r.bestRatio ?? 1, 3),
-    fixed(r.counts.bytes, 0), signedFixed(r.addedCounts.bytes, 0), fixed(r.counts.promises, 2), signedFixed(r.addedCounts.promises, 2),
+    fixed(r.counts.bytes, 0), fixed(Math.max(...r.processBytes) - Math.min(...r.processBytes), 0), signedFixed(r.addedCounts.bytes, 0), fixed(r.counts.promises, 2), signedFixed(r.addedCounts.promises, 2),
     fixed(r.counts.ticks, 2), fixed(r.counts.writes, 2), `${r.disturbedRounds}/${r.rounds}`
   ])
   const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))

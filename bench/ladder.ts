@@ -2,7 +2,8 @@
 // plain proxy up to the gateway as `macgate start` ships, each rung the real gateway with one more of
 // its own parts on (bench/rungs.ts, bench/ladder-gateway.ts), timed as the bench times its scenarios (alternated
 // rounds, best undisturbed round: bench/measure.ts), then counted in passes of its own: V8 heap
-// bytes, promises, nextTick ticks and write system calls per request (bench/counters.ts).
+// bytes, promises, nextTick ticks and write system calls per request (bench/counters.ts), the bytes
+// and writes in the rung's process and in more started afresh for it (COUNTED_PROCESSES).
 // `--rungs route-check,mac-check` climbs only the plain proxy and the named gateway rungs (each
 // keeping its id), for the smoke run (bench/smoke.ts).
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -12,7 +13,7 @@ import { Redis } from 'ioredis'
 import type { Counts } from './counters.ts'
 import { writeLadder, type LadderReport, type LadderRung, ladderTable } from './ladder-report.ts'
 import { runLoad, signed, zipfSigned } from './load.ts'
-import { alternated, compareWith, ROUNDS, runFacts, SECONDS, summarise } from './measure.ts'
+import { alternated, compareWith, median, ROUNDS, runFacts, SECONDS, summarise } from './measure.ts'
 import { resultsDirectory } from './paths.ts'
 import { startGateway, startRedis, startServer, type Gateway } from './processes.ts'
 import { GATEWAY_STEPS, isGatewayStep, isTracingStep, type GatewayStep } from './rungs.ts'
@@ -24,14 +25,26 @@ import { base, CONNECTIONS, PATH, POPULATION, quick, stopAll, type Scenario, typ
  * `--count N` sets it: a quick run's timing with a full run's counts (2,000 requests see a few
  * young-generation collections, and their heap bytes move by some hundreds; 20,000 by tens).
  */
-const COUNTED_REQUESTS = countOption() ?? (quick ? (process.argv.includes('--rungs') ? 500 : 2000) : 20_000)
+const COUNTED_REQUESTS = numberOption('--count', 100) ?? (quick ? (process.argv.includes('--rungs') ? 500 : 2000) : 20_000)
 
-function countOption (): number | undefined {
-  const at = process.argv.indexOf('--count')
+/**
+ * Processes each rung's bytes and writes are counted in: its own and the rest started afresh, each
+ * warmed first; the median is the rung's. Passes in one process agree to some tens of bytes a
+ * request, but one process's figure differs from the next's by up to a few hundred (the same code
+ * and load; what V8 compiled, and when), which is a rung's whole budget. `--processes N` sets it.
+ */
+const COUNTED_PROCESSES = numberOption('--processes', 1) ?? (quick ? 1 : 3)
+
+/** Load that warms a rung's fresh process before its count. */
+const WARM_SECONDS = 6
+
+/** `name N`, N an integer of at least `least`; undefined without `name`. */
+function numberOption (name: string, least: number): number | undefined {
+  const at = process.argv.indexOf(name)
   if (at === -1) return undefined
-  const count = Number(process.argv[at + 1])
-  if (!Number.isInteger(count) || count < 100) throw new Error(`--count takes a number of requests, at least 100, not ${process.argv[at + 1]}`)
-  return count
+  const value = Number(process.argv[at + 1])
+  if (!Number.isInteger(value) || value < least) throw new Error(`${name} takes a number, at least ${least}, not ${process.argv[at + 1]}`)
+  return value
 }
 
 const STEP_NAMES: Record<GatewayStep, string> = {
@@ -58,6 +71,8 @@ function chosenSteps (): GatewayStep[] | undefined {
 interface Started {
   redis: Redis
   rungs: Scenario[]
+  /** How to start a rung's process afresh, its requests signed for it (the population rung has none: counted in its own). */
+  again: Map<Scenario, () => Promise<Scenario>>
   shipped: Gateway
   directory: string
   /** Only the rungs `--rungs` named (with the plain proxy): no shipped and population rungs. */
@@ -76,34 +91,50 @@ async function startRungs (stops: Stop[], only?: GatewayStep[]): Promise<Started
   const redis = new Redis(redisServer.url)
   stops.push(() => redis.disconnect())
   const upstream = base(started(await startServer('upstream', 1)))
-  const shippedLog = join(directory, 'shipped.log')
-  const shipped = started(await startGateway('gateway-shipped', 0, [upstream, redisServer.url, shippedLog]))
-  // The servers that check nothing get requests signed as the gateways' are, with the shipped one's token.
-  const unchecked = async (kind: 'proxy' | 'proxy-hook', id: string, name: string): Promise<Scenario> => {
-    const target = started(await startServer(kind, 0, [upstream]))
-    return { id, name, target, setupRequest: signed(base(target), PATH, shipped.ready) }
+  const again = new Map<Scenario, () => Promise<Scenario>>()
+  // Each start of a rung's process logs into a file of its own.
+  let starts = 0
+  const logFile = (name: string): string => join(directory, `${name}-${++starts}.log`)
+  /** A rung from `make`, which starts its process: this first one runs to the end, `again` keeps `make`. */
+  const rung = async (make: () => Promise<Scenario>): Promise<Scenario> => {
+    const scenario = await make()
+    started(scenario.target)
+    again.set(scenario, make)
+    return scenario
   }
-  const rungs = [await unchecked('proxy', 'L0', 'plain @fastify/http-proxy')]
-  if (only === undefined) rungs.push(await unchecked('proxy-hook', 'L1', '+ an empty callback onRequest hook'))
+  const shippedRung = async (id: string): Promise<Scenario> => {
+    const shippedLog = logFile('shipped')
+    const gateway = await startGateway('gateway-shipped', 0, [upstream, redisServer.url, shippedLog])
+    return { id, name: '+ process metrics and the admin listener (= macgate start)', target: gateway, setupRequest: signed(base(gateway), PATH, gateway.ready), onRedis: true, logFile: shippedLog }
+  }
   // The tracing rungs come above the shipped gateway and its population rung: each is the Redis
   // rung with tracing on (the shipped gateway's admin listener costs no request anything).
   const untraced = GATEWAY_STEPS.filter((step) => !isTracingStep(step)).length
-  const rungOf = async (step: GatewayStep, id: string): Promise<Scenario> => {
-    const log = join(directory, `${step}.log`)
-    const gateway = started(await startGateway('gateway-ladder', 0, [upstream, redisServer.url, step, log]))
+  const shipped = await rung(async () => await shippedRung(`L${untraced + 2}`))
+  const shippedGateway = shipped.target as Gateway
+  // The servers that check nothing get requests signed as the gateways' are, with the shipped one's token.
+  const unchecked = (kind: 'proxy' | 'proxy-hook', id: string, name: string) => async (): Promise<Scenario> => {
+    const target = await startServer(kind, 0, [upstream])
+    return { id, name, target, setupRequest: signed(base(target), PATH, shippedGateway.ready) }
+  }
+  const rungOf = (step: GatewayStep, id: string) => async (): Promise<Scenario> => {
+    const log = logFile(step)
+    const gateway = await startGateway('gateway-ladder', 0, [upstream, redisServer.url, step, log])
     const logged = step !== 'route-check' && step !== 'mac-check' && step !== 'header-rewrite' && step !== 'request-metrics'
     return { id, name: STEP_NAMES[step], target: gateway, setupRequest: signed(base(gateway), PATH, gateway.ready), onRedis: isTracingStep(step) || step === 'redis-nonces', ...(logged && { logFile: log }) }
   }
+  const rungs = [await rung(unchecked('proxy', 'L0', 'plain @fastify/http-proxy'))]
+  if (only === undefined) rungs.push(await rung(unchecked('proxy-hook', 'L1', '+ an empty callback onRequest hook')))
   const chosen = (step: GatewayStep): boolean => only === undefined || only.includes(step)
   for (const [index, step] of GATEWAY_STEPS.entries()) {
-    if (chosen(step) && !isTracingStep(step)) rungs.push(await rungOf(step, `L${index + 2}`))
+    if (chosen(step) && !isTracingStep(step)) rungs.push(await rung(rungOf(step, `L${index + 2}`)))
   }
-  if (only === undefined) rungs.push({ id: `L${untraced + 2}`, name: '+ process metrics and the admin listener (= macgate start)', target: shipped, setupRequest: signed(base(shipped), PATH, shipped.ready), onRedis: true, logFile: shippedLog })
+  if (only === undefined) rungs.push(shipped)
   for (const [index, step] of GATEWAY_STEPS.entries()) {
     // Past the shipped rung and the population rung after it (populationRung).
-    if (chosen(step) && isTracingStep(step)) rungs.push(await rungOf(step, `L${index + 4}`))
+    if (chosen(step) && isTracingStep(step)) rungs.push(await rung(rungOf(step, `L${index + 4}`)))
   }
-  return { redis, rungs, shipped, directory, partial: only !== undefined }
+  return { redis, rungs, again, shipped: shippedGateway, directory, partial: only !== undefined }
 }
 
 /** The rung after the shipped one: the shipped gateway again, each request signed with a token of a Zipf-drawn population. */
@@ -115,20 +146,40 @@ async function populationRung ({ shipped, directory, rungs }: Started): Promise<
 }
 
 /** One counting pass over `COUNTED_REQUESTS` requests: what the target counted, per request. */
-async function countPass (rung: Scenario, promises: boolean): Promise<Counts> {
+async function countPass (rung: Scenario, promises: boolean, label = rung.id): Promise<Counts> {
   const { target } = rung
   await target.count!(promises)
   const { requests } = await runLoad({ url: `${base(target)}${PATH}`, seconds: 60, amount: COUNTED_REQUESTS, connections: CONNECTIONS, setupRequest: rung.setupRequest })
-  const counts = await target.counted!(requests, rung.id)
+  const counts = await target.counted!(requests, label)
   const per = (value: number): number => value / Math.max(1, requests)
   return { bytes: per(counts.bytes), promises: per(counts.promises), ticks: per(counts.ticks), writes: per(counts.writes) }
 }
 
-/** Bytes and writes without the promise hook; promises and ticks with it, in a pass of their own. */
-async function counted (rung: Scenario): Promise<Counts> {
-  const plain = await countPass(rung, false)
+/** A count in a fresh process of the rung, warmed first and stopped after its pass; its allocation sites (BENCH_ALLOCATION_SITES) as L3-2 for L3's second. */
+async function countFresh (rung: Scenario, again: () => Promise<Scenario>, ordinal: number): Promise<Counts> {
+  const fresh = await again()
+  try {
+    await runLoad({ url: `${base(fresh.target)}${PATH}`, seconds: WARM_SECONDS, connections: CONNECTIONS, setupRequest: fresh.setupRequest })
+    return await countPass(fresh, false, `${rung.id}-${ordinal}`)
+  } finally {
+    await fresh.target.stop()
+  }
+}
+
+/**
+ * Bytes and writes without the promise hook: the median over the rung's own process and, where the
+ * rung can be started `again`, fresh ones up to `COUNTED_PROCESSES`, each warmed first and stopped
+ * after its pass. Promises and ticks with the hook (which slows every promise), in a pass of their
+ * own in the rung's process.
+ */
+async function counted (rung: Scenario, again: (() => Promise<Scenario>) | undefined): Promise<{ counts: Counts, processBytes: number[] }> {
+  const passes = [await countPass(rung, false)]
+  if (again !== undefined) {
+    while (passes.length < COUNTED_PROCESSES) passes.push(await countFresh(rung, again, passes.length + 1))
+  }
   const hooked = await countPass(rung, true)
-  return { bytes: plain.bytes, writes: plain.writes, promises: hooked.promises, ticks: hooked.ticks }
+  const processBytes = passes.map((pass) => pass.bytes)
+  return { counts: { bytes: median(processBytes), writes: median(passes.map((pass) => pass.writes)), promises: hooked.promises, ticks: hooked.ticks }, processBytes }
 }
 
 async function measureLadder (started: Started): Promise<LadderRung[]> {
@@ -141,11 +192,12 @@ async function measureLadder (started: Started): Promise<LadderRung[]> {
   for (const [index, rung] of rungs.entries()) {
     const result = results[index]!
     compareWith(baseline, result)
-    const counts = await counted(rung)
+    const { counts, processBytes } = await counted(rung, started.again.get(rung))
     const below = ladder[index - 1]
     ladder.push({
       ...result,
       counts,
+      processBytes,
       addedCpu: below === undefined ? 0 : result.bestCpuPerRequest - below.bestCpuPerRequest,
       addedCounts: below === undefined
         ? { bytes: 0, promises: 0, ticks: 0, writes: 0 }
@@ -163,10 +215,11 @@ export async function runLadder (): Promise<void> {
     const report: LadderReport = {
       ...runFacts('the rung'),
       countedRequests: COUNTED_REQUESTS,
+      countedProcesses: COUNTED_PROCESSES,
       rungs
     }
     const file = await writeLadder(report, resultsDirectory)
-    process.stdout.write(`${ladderTable(report)}\n\n${report.pinning}; ${report.cores} cores; Node ${report.node}; ${SECONDS}s runs, ${ROUNDS} rounds; counted over ${COUNTED_REQUESTS} requests\nresults: ${file}\n`)
+    process.stdout.write(`${ladderTable(report)}\n\n${report.pinning}; ${report.cores} cores; Node ${report.node}; ${SECONDS}s runs, ${ROUNDS} rounds; counted over ${COUNTED_REQUESTS} requests in ${COUNTED_PROCESSES} processes a rung (the population rung in its own)\nresults: ${file}\n`)
   } finally {
     await stopAll(stops)
   }
