@@ -188,12 +188,22 @@ async function measureLadder (started: Started): Promise<LadderRung[]> {
   const runs = await alternated(started.redis, rungs, { seconds: SECONDS }, 'ladder')
   const results = rungs.map((rung) => summarise(rung, runs.get(rung)!))
   const baseline = results[0]!
+  // The population rung is counted first, as the rounds left its token LRU: an entry lives
+  // `maxAgeMs` (5 minutes), and the other rungs' counts, in fresh processes, take longer than that.
+  const countsOf = new Map<Scenario, Awaited<ReturnType<typeof counted>>>()
+  for (const rung of [...rungs].sort((a, b) => Number(started.again.has(a)) - Number(started.again.has(b)))) {
+    countsOf.set(rung, await counted(rung, started.again.get(rung)))
+    process.stderr.write(`counted ${rung.id}\n`)
+  }
   const ladder: LadderRung[] = []
   for (const [index, rung] of rungs.entries()) {
     const result = results[index]!
     compareWith(baseline, result)
-    const { counts, processBytes } = await counted(rung, started.again.get(rung))
+    const { counts, processBytes } = countsOf.get(rung)!
     const below = ladder[index - 1]
+    // A rung counted alone in the process of the rung below (the population rung, in the shipped
+    // gateway's) adds what that process's own count does not have: not the median of others.
+    const belowBytes = below === undefined ? 0 : processBytes.length === 1 && rung.target === rungs[index - 1]!.target ? below.processBytes[0]! : below.counts.bytes
     ladder.push({
       ...result,
       counts,
@@ -201,9 +211,8 @@ async function measureLadder (started: Started): Promise<LadderRung[]> {
       addedCpu: below === undefined ? 0 : result.bestCpuPerRequest - below.bestCpuPerRequest,
       addedCounts: below === undefined
         ? { bytes: 0, promises: 0, ticks: 0, writes: 0 }
-        : { bytes: counts.bytes - below.counts.bytes, promises: counts.promises - below.counts.promises, ticks: counts.ticks - below.counts.ticks, writes: counts.writes - below.counts.writes }
+        : { bytes: counts.bytes - belowBytes, promises: counts.promises - below.counts.promises, ticks: counts.ticks - below.counts.ticks, writes: counts.writes - below.counts.writes }
     })
-    process.stderr.write(`counted ${rung.id}\n`)
   }
   return ladder
 }
