@@ -35,8 +35,8 @@ const COUNTED_REQUESTS = numberOption('--count', 100) ?? (quick ? (process.argv.
  */
 const COUNTED_PROCESSES = numberOption('--processes', 1) ?? (quick ? 1 : 3)
 
-/** Load that warms a rung's fresh process before its count. */
-const WARM_SECONDS = 6
+/** Load that warms a rung's fresh process before its count (a quick run's: its one round's length). */
+const WARM_SECONDS = quick ? SECONDS : 6
 
 /** `name N`, N an integer of at least `least`; undefined without `name`. */
 function numberOption (name: string, least: number): number | undefined {

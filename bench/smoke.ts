@@ -1,7 +1,8 @@
 // `npm run bench -- --smoke`: the benchmark still runs, for CI after the tests (.ci/run). Not a
 // speed check, no ratio is judged. Two quick runs, each in a child as an operator starts it:
 // `--quick --pair` (the baseline and the gateway as shipped, one round of 1 s), and the ladder's
-// rungs whose counts say something on their own (`--ladder --quick --rungs ...`). Each run's output
+// rungs whose counts say something on their own (`--ladder --quick --processes 2 --rungs ...`, each
+// rung also counted in a fresh process). Each run's output
 // and results file are checked for what every full run reports; each failed check is printed, and
 // any one exits non-zero.
 import { spawn } from 'node:child_process'
@@ -46,10 +47,12 @@ export function ladderChecks (report: LadderReport): Check[] {
   const [, routeCheck, macCheck, redis] = report.rungs
   return [
     [report.quick, 'the report says quick'],
+    [report.countedProcesses === 2, `counted in two processes a rung (${report.countedProcesses})`],
     [ids(report.rungs) === 'L0,L2,L3,L7', `rungs L0, L2, L3 and L7 (${ids(report.rungs)})`],
     ...report.rungs.flatMap((rung): Check[] => [
       [rung.errors + rung.non2xx === 0, `${rung.id} ${rung.name}: every request a 2xx`],
       [rung.counts.bytes > 0 && rung.counts.writes > 0, `${rung.id}: heap bytes and write calls counted per request`],
+      [rung.processBytes.length === report.countedProcesses && rung.processBytes.every((bytes) => bytes > 0), `${rung.id}: counted in its own process and a fresh one (${rung.processBytes.length} of ${report.countedProcesses})`],
       [finite(rung.addedCpu) && finite(rung.bestRatio), `${rung.id}: what it adds, and its ratio`]
     ]),
     // The counting pass's own two IPC answers make a promise or two, over thousands of requests.
@@ -84,7 +87,7 @@ export async function runSmoke (): Promise<void> {
   const started = Date.now()
   const runs = [
     await checkedRun(['--quick', '--pair'], pairChecks),
-    await checkedRun(['--ladder', '--quick', '--rungs', SMOKE_RUNGS.join(',')], ladderChecks)
+    await checkedRun(['--ladder', '--quick', '--processes', '2', '--rungs', SMOKE_RUNGS.join(',')], ladderChecks)
   ]
   const output = runs.map((run) => run.output).join('\n')
   const failures = runs.flatMap((run) => run.failures)
