@@ -26,7 +26,12 @@ export interface ActiveToken {
   nonceKeyPart: string
   /** When the cache reads the store again (ms, the plugin's clock): at `maxAgeMs` (past its expiry, a hit refuses it without a read). */
   cachedUntil: number
-  record: AccessTokenRecord
+  /**
+   * The record's expiry (ms). Of the record only this and the identity are kept: an entry lives
+   * long enough to reach V8's old space, and a population past the LRU replaces entries all the
+   * time, so what an entry holds is what its major collections sweep.
+   */
+  expiresAt: number
   /** Frozen: shared by every request that presents the token while it is cached. */
   identity: MacIdentity
 }
@@ -49,11 +54,11 @@ interface NotLive {
 type Entry = ActiveToken | NotLive
 
 function isActive (entry: Entry | undefined): entry is ActiveToken {
-  return entry !== undefined && 'record' in entry
+  return entry !== undefined && 'identity' in entry
 }
 
 function live (entry: Entry | undefined, now: number): ActiveToken | undefined {
-  return isActive(entry) && entry.record.expiresAt > now ? entry : undefined
+  return isActive(entry) && entry.expiresAt > now ? entry : undefined
 }
 
 /** How long a read's answer is kept. */
@@ -71,7 +76,7 @@ function entryOf (nonceKeys: NonceKeys, { maxAgeMs, negativeTtlMs }: Lifetimes, 
   const { openId, clientId, userId, scope } = record
   const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
   const macKey = openMacKey(token, record.macKeySealed)
-  return { hash, record, macKey, signingKey: signingKeyOf(macKey), hashName: hashNameOf(record.macAlgorithm), nonceKeyPart: nonceKeys.tokenPart(hash), cachedUntil: now + maxAgeMs, identity }
+  return { hash, macKey, signingKey: signingKeyOf(macKey), hashName: hashNameOf(record.macAlgorithm), nonceKeyPart: nonceKeys.tokenPart(hash), cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
 }
 
 /**

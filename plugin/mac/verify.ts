@@ -132,9 +132,10 @@ export class MacVerifier {
       if (isThenable<CountedUse>(counted)) return counted.then((answer) => identityUnlessOverQuota(quotas, answer, token, quota))
       return identityUnlessOverQuota(quotas, counted, token, quota)
     }
-    // The Redis store's answer is a `Pending`: chained without a promise or a closure (store/pending.ts).
+    // The Redis store's answer is a `Pending` that only this waits on: mapped in place, no promise,
+    // closure or other Pending (store/pending.ts).
     const fresh = this.#store.useNonce(use)
-    if (fresh instanceof Pending) return fresh.thenWith(identityUnlessReplayed, token)
+    if (fresh instanceof Pending) return fresh.map(identityUnlessReplayed, token)
     if (typeof fresh !== 'boolean') return fresh.then((first) => identityUnlessReplayed(first, token))
     return identityUnlessReplayed(fresh, token)
   }
@@ -204,5 +205,5 @@ function checkQueryBindings (rawQuery: string, accessToken: string, token: Activ
   if (!rawQuery.includes('token') && !rawQuery.includes('clientId') && !rawQuery.includes('%')) return
   const params = new URLSearchParams(rawQuery)
   if (params.getAll('token').some((value) => value !== accessToken)) throw denied(DENIALS.tokenParameter)
-  if (params.getAll('clientId').some((value) => value !== token.record.clientId)) throw denied(DENIALS.clientIdParameter)
+  if (params.getAll('clientId').some((value) => value !== token.identity.clientId)) throw denied(DENIALS.clientIdParameter)
 }

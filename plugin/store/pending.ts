@@ -24,6 +24,11 @@ export class Pending<T> implements PromiseLike<T> {
   #others: Waiter[] | undefined
   /** Whether anyone has called `then`: a rejection is then theirs to handle. */
   #waited = false
+  /** `map`'s step and its argument: the result is the step's, of the value settled with. */
+  #step: Callback = undefined
+  #stepArgument: unknown = undefined
+  /** The receiver `deliver` gave it while nobody waited: a field, not a `Waiter`. */
+  #receiver: Receiver<unknown> | undefined = undefined
 
   resolve (value: T): void {
     this.#settle('fulfilled', value)
@@ -35,28 +40,44 @@ export class Pending<T> implements PromiseLike<T> {
 
   then<A = T, B = never> (onFulfilled?: ((value: T) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Pending<A | B> {
     const next = new Pending<A | B>()
-    this.#wait(new Waiter(onFulfilled as Callback, onRejected as Callback, undefined, next, undefined))
+    this.#wait(new Waiter(onFulfilled as Callback, onRejected as Callback, next, undefined))
     return next
   }
 
   /**
-   * `then((value) => step(value, argument))` without the closure: what the verifier chains on
-   * every nonce (the cached token is the argument). A rejection passes through to the Pending given back.
+   * This Pending itself, its result now `step`'s of its value (a throw rejects it; a rejection
+   * passes through, the step not called): `then` without a new Pending, a `Waiter` or a closure, for a
+   * Pending with one consumer, the one that maps it (the Redis store's answer to a nonce, which the
+   * verifier maps to the request's identity). Only before anyone waits on it, once; the step gives
+   * a value, not a thenable.
    */
-  thenWith<A, W> (step: (value: T, argument: W) => A | PromiseLike<A>, argument: W): Pending<A> {
-    const next = new Pending<A>()
-    this.#wait(new Waiter(step as Callback, undefined, argument, next, undefined))
-    return next
+  map<A, W> (step: (value: T, argument: W) => A, argument: W): Pending<A> {
+    if (this.#waited || this.#step !== undefined) throw new Error('map: a Pending is mapped once, before anyone waits on it')
+    if (this.#settled === 'no') {
+      this.#step = step as Callback
+      this.#stepArgument = argument
+    } else if (this.#settled === 'fulfilled') {
+      try {
+        this.#value = step(this.#value as T, argument)
+      } catch (error) {
+        this.#settled = 'rejected'
+        this.#value = error
+      }
+    }
+    return this as unknown as Pending<A>
   }
 
   /**
    * Hands the result to `receiver`'s `fulfilled` or `rejected`, the end of a chain: no callback
-   * made and no Pending given back (the MAC hook's admission). A throw from the receiver is thrown
-   * in a microtask of its own, as an unhandled rejection would be, so that it cannot stop the
-   * settler (a batch settles every request of its turn in one loop).
+   * made and no Pending given back (the MAC hook's admission); the first waiter's receiver is kept
+   * as a field, no `Waiter` made. A throw from the receiver is thrown in a microtask of its own, as
+   * an unhandled rejection would be, so that it cannot stop the settler (a batch settles every
+   * request of its turn in one loop).
    */
   deliver (receiver: Receiver<T>): void {
-    this.#wait(new Waiter(undefined, undefined, undefined, undefined, receiver as Receiver<unknown>))
+    if (this.#waited || this.#settled !== 'no') return this.#wait(new Waiter(undefined, undefined, undefined, receiver as Receiver<unknown>))
+    this.#waited = true
+    this.#receiver = receiver as Receiver<unknown>
   }
 
   #wait (waiter: Waiter): void {
@@ -68,17 +89,33 @@ export class Pending<T> implements PromiseLike<T> {
 
   #settle (settled: 'fulfilled' | 'rejected', value: unknown): void {
     if (this.#settled !== 'no') return
+    const step = this.#step
+    if (step !== undefined && step !== null) {
+      this.#step = undefined
+      if (settled === 'fulfilled') {
+        try {
+          value = step(value, this.#stepArgument)
+        } catch (error) {
+          settled = 'rejected'
+          value = error
+        }
+      }
+      this.#stepArgument = undefined
+    }
     this.#settled = settled
     this.#value = value
+    const receiver = this.#receiver
     const first = this.#first
     const others = this.#others
+    this.#receiver = undefined
     this.#first = undefined
     this.#others = undefined
-    if (first === undefined) {
+    if (receiver === undefined && first === undefined) {
       if (settled === 'rejected') queueMicrotask(() => { if (!this.#waited) throw value })
       return
     }
-    first.run(settled, value)
+    if (receiver !== undefined) deliverTo(receiver, settled, value)
+    first?.run(settled, value)
     if (others !== undefined) for (const waiter of others) waiter.run(settled, value)
   }
 }
@@ -92,36 +129,25 @@ export interface Receiver<T> {
 }
 
 /**
- * One waiter: a `then` (its callbacks, with `thenWith`'s argument, and the Pending it answers with
- * the callback's result) or a `deliver` (its receiver). One shape for both, so that `run` stays
- * monomorphic.
+ * One waiter: a `then` (its callbacks, and the Pending it answers with the callback's result) or a
+ * `deliver` (its receiver). One shape for both, so that `run` stays monomorphic.
  */
 class Waiter {
   readonly onFulfilled: Callback
   readonly onRejected: Callback
-  readonly argument: unknown
   readonly next: Pending<unknown> | undefined
   readonly receiver: Receiver<unknown> | undefined
 
-  constructor (onFulfilled: Callback, onRejected: Callback, argument: unknown, next: Pending<unknown> | undefined, receiver: Receiver<unknown> | undefined) {
+  constructor (onFulfilled: Callback, onRejected: Callback, next: Pending<unknown> | undefined, receiver: Receiver<unknown> | undefined) {
     this.onFulfilled = onFulfilled
     this.onRejected = onRejected
-    this.argument = argument
     this.next = next
     this.receiver = receiver
   }
 
   run (settled: 'fulfilled' | 'rejected', value: unknown): void {
     const receiver = this.receiver
-    if (receiver !== undefined) {
-      try {
-        if (settled === 'fulfilled') receiver.fulfilled(value)
-        else receiver.rejected(value)
-      } catch (error) {
-        queueMicrotask(() => { throw error })
-      }
-      return
-    }
+    if (receiver !== undefined) return deliverTo(receiver, settled, value)
     const callback = settled === 'fulfilled' ? this.onFulfilled : this.onRejected
     const next = this.next!
     if (callback === undefined || callback === null) {
@@ -130,13 +156,23 @@ class Waiter {
       return
     }
     try {
-      // A `then` callback gets the value alone, as a promise's would; a `thenWith` step its argument too.
-      const result = this.argument === undefined ? callback(value) : callback(value, this.argument)
+      // The value alone, as a promise's callback gets it.
+      const result = callback(value)
       if (isThenable(result)) result.then((inner) => { next.resolve(inner) }, (error: unknown) => { next.reject(error) })
       else next.resolve(result)
     } catch (error) {
       next.reject(error)
     }
+  }
+}
+
+/** The result to a receiver (`Pending.deliver`); its throw thrown in a microtask, not at the settler. */
+function deliverTo (receiver: Receiver<unknown>, settled: 'fulfilled' | 'rejected', value: unknown): void {
+  try {
+    if (settled === 'fulfilled') receiver.fulfilled(value)
+    else receiver.rejected(value)
+  } catch (error) {
+    queueMicrotask(() => { throw error })
   }
 }
 

@@ -1,8 +1,10 @@
-import { Command, type Cluster, type Redis } from 'ioredis'
+import { createHash } from 'node:crypto'
+import type { Cluster, Redis } from 'ioredis'
 import { errors } from '../../http/errors.ts'
 import { Pending } from '../pending.ts'
 import type { RedisKeys } from './keys.ts'
-import type { ScriptName } from './scripts.ts'
+import { scripts, type ScriptName } from './scripts.ts'
+import { WrittenCommand } from './written-command.ts'
 
 type ScriptArgument = string | number | Buffer
 /** The client with our scripts defined on it (`scripts.ts`). */
@@ -26,6 +28,8 @@ export class RedisContext {
   observer: CommandObserver | undefined
   /** Asked who waits as each nonce joins a batch (a trace's request span), when tracing asks. */
   waiter: (() => unknown) | undefined
+  /** Each script's SHA1, as Redis names it, computed once. */
+  readonly #shas = new Map<ScriptName, string>()
 
   constructor (redis: Scripted, keys: RedisKeys, clock: () => number) {
     this.redis = redis
@@ -61,7 +65,7 @@ export class RedisContext {
     const answer = new Pending<T>()
     const observer = this.observer
     const started = observer === undefined ? 0 : performance.now()
-    const command = new Command(name, args)
+    const command = new WrittenCommand(name, args)
     void this.redis.sendCommand(command)
     command.promise.then(
       (value) => {
@@ -74,6 +78,33 @@ export class RedisContext {
       }
     )
     return answer
+  }
+
+  /**
+   * A script of `scripts.ts` called by its SHA1 (EVALSHA), written as `send` writes: past ioredis's
+   * own script call, which adds a promise, a closure and copies of the arguments to every call. The
+   * command copies `keys` and `args` as it is made: the caller may reuse them at once. Its
+   * answer or its failure goes to `answered` or `failed`, as ioredis gave it. A Redis that does not
+   * know the script (restarted, or its scripts flushed) answers NOSCRIPT: the call is made again
+   * through ioredis's defined command, which sends the script's text and so loads it for the next.
+   */
+  script (name: ScriptName, keys: string[], args: string[], answered: (value: unknown) => void, failed: (error: unknown) => void): void {
+    const command = new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, ...args], 'utf8')
+    void this.redis.sendCommand(command)
+    command.promise.then(answered, (error: unknown) => {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) return failed(error)
+      // The command's own copy of the arguments (the caller may have reused its arrays by now), less the SHA1.
+      this.redis[name](...command.args.slice(1) as string[]).then(answered, failed)
+    })
+  }
+
+  #sha (name: ScriptName): string {
+    let sha = this.#shas.get(name)
+    if (sha === undefined) {
+      sha = createHash('sha1').update(scripts[name].lua).digest('hex')
+      this.#shas.set(name, sha)
+    }
+    return sha
   }
 }
 

@@ -7,9 +7,8 @@ import type { RedisKeys } from './keys.ts'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
 import type { NonceLog, NonceReports } from '../roles.ts'
 
-/** How the nonces reach Redis: the batch and stats scripts, and what a cluster's counters use. */
+/** How the stats and a cluster's counters reach Redis (the batch goes through `RedisContext.script`). */
 export interface NonceRedis {
-  macgateUseNonces: (keyCount: number, keys: string[], sets: string, counters: string, plain: string, counted: string) => Promise<unknown>
   macgateNonceStats: (count: number, keys: string[]) => Promise<unknown>
   macgateCountQuotas: (count: number, keys: string[], args: number[]) => Promise<unknown>
   decr: (key: string) => Promise<unknown>
@@ -55,6 +54,7 @@ const MINUTES_APART = 4096
  * each request's answer is a `Pending` the batch settles from the call's one answer.
  */
 export class RedisNonces implements NonceLog, NonceReports {
+  readonly #context: RedisContext
   readonly #redis: NonceRedis
   readonly #keys: RedisKeys
   readonly #perSlot: boolean
@@ -65,8 +65,8 @@ export class RedisNonces implements NonceLog, NonceReports {
   readonly #counters: CounterBatches
   /** This turn's batches: one on a single Redis (index 0), else one per slot tag. */
   #batches: Array<Batch | undefined> = []
-  /** Each slot's argument lists, reused by its batch of every turn. */
-  readonly #arguments: Array<ArgumentLists | undefined> = []
+  /** Each slot's call parts, reused by its batch of every turn. */
+  readonly #parts: Array<CallParts | undefined> = []
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
   readonly #known = new Map<number, number>()
   /** Minute → its sets' key names by (tag × 256 + set), each made once for all the requests that meet its set (bounded: MINUTES_NAMED). */
@@ -74,6 +74,7 @@ export class RedisNonces implements NonceLog, NonceReports {
 
   /** `perSlot` on a cluster: a script's keys must share a slot, so each tag's nonces go in a call of their own. */
   constructor (context: RedisContext, perSlot: boolean) {
+    this.#context = context
     this.#redis = context.redis
     this.#keys = context.keys
     this.#perSlot = perSlot
@@ -87,8 +88,8 @@ export class RedisNonces implements NonceLog, NonceReports {
   useNonce (use: NonceUse): Pending<boolean> {
     const answer = new Pending<boolean>()
     const batch = this.#batchOf(use)
-    batch.plainArgs.add(this.#setIndex(batch, use))
-    addKeyInteger(batch.plainArgs, use.key)
+    batch.parts.plainArgs.add(this.#setIndex(batch, use))
+    addKeyInteger(batch.parts.plainArgs, use.key)
     batch.plain.push(answer)
     this.#waiting(batch)
     return answer
@@ -106,17 +107,17 @@ export class RedisNonces implements NonceLog, NonceReports {
     const answer = new Pending<CountedUse>()
     const batch = this.#batchOf(use)
     const counterKey = this.#counterKey(count)
-    let counter = batch.counters.get(counterKey)
+    let counter = batch.parts.counters.get(counterKey)
     if (counter === undefined) {
-      counter = batch.keys.push(counterKey)
-      batch.counters.set(counterKey, counter)
-      batch.counterArgs.add(counter)
-      batch.counterArgs.add(count.ttlSeconds)
-      batch.counterArgs.add(count.limit)
+      counter = batch.parts.keys.push(counterKey)
+      batch.parts.counters.set(counterKey, counter)
+      batch.parts.counterArgs.add(counter)
+      batch.parts.counterArgs.add(count.ttlSeconds)
+      batch.parts.counterArgs.add(count.limit)
     }
-    batch.countedArgs.add(this.#setIndex(batch, use))
-    addKeyInteger(batch.countedArgs, use.key)
-    batch.countedArgs.add(counter)
+    batch.parts.countedArgs.add(this.#setIndex(batch, use))
+    addKeyInteger(batch.parts.countedArgs, use.key)
+    batch.parts.countedArgs.add(counter)
     batch.counted.push(answer)
     this.#waiting(batch)
     return answer
@@ -162,13 +163,13 @@ export class RedisNonces implements NonceLog, NonceReports {
     const slot = keyByte(key, NONCE_KEY_BYTES + 1) & 15
     const set = slot * SETS_PER_TAG + keyByte(key, NONCE_KEY_BYTES)
     const setId = (minute % MINUTES_APART) * 16 * SETS_PER_TAG + set
-    let setIndex = batch.sets.get(setId)
+    let setIndex = batch.parts.sets.get(setId)
     if (setIndex === undefined) {
-      setIndex = batch.keys.push(this.#setKeyOf(minute, set))
-      batch.sets.set(setId, setIndex)
-      batch.setArgs.add(setIndex)
-      batch.setArgs.add(ttlSeconds)
-      batch.minutes.add(minute * 16 + slot)
+      setIndex = batch.parts.keys.push(this.#setKeyOf(minute, set))
+      batch.parts.sets.set(setId, setIndex)
+      batch.parts.setArgs.add(setIndex)
+      batch.parts.setArgs.add(ttlSeconds)
+      batch.parts.minutes.add(minute * 16 + slot)
     }
     return setIndex
   }
@@ -214,7 +215,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     let batch = this.#batches[slot]
     if (batch === undefined) {
       if (this.#batches.every((other) => other === undefined)) setImmediate(() => this.#sendAll())
-      batch = new Batch(this.#arguments[slot] ??= { sets: new IntegerList(), counters: new IntegerList(), plain: new IntegerList(), counted: new IntegerList() })
+      batch = new Batch(this.#parts[slot] ??= new CallParts())
       this.#batches[slot] = batch
     }
     return batch
@@ -227,24 +228,26 @@ export class RedisNonces implements NonceLog, NonceReports {
   }
 
   #send (batch: Batch): void {
-    for (const tagMinute of batch.minutes) {
+    for (const tagMinute of batch.parts.minutes) {
       // The window's end: the minute's last second plus the longest skew (60 minutes) at most.
       if (!this.#known.has(tagMinute)) this.#known.set(tagMinute, (Math.floor(tagMinute / 16) + 62) * 60_000)
     }
     const observer = this.#observer()
     const started = observer === undefined ? 0 : performance.now()
     const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length, batch.waiters)
-    // The keys as an array, not spread: ioredis flattens it, and a long turn would overflow a spread call.
-    this.#redis.macgateUseNonces(batch.keys.length, batch.keys, batch.setArgs.take(), batch.counterArgs.take(), batch.plainArgs.take(), batch.countedArgs.take()).then(
+    const { parts } = batch
+    // The command copies the keys as it is made: the parts are emptied for the next turn after.
+    this.#context.script('macgateUseNonces', parts.keys, parts.takeArguments(),
       (answers) => {
         told(false)
         batch.settle(answers as unknown[])
       },
-      (error: unknown) => {
+      (error) => {
         told(true)
         batch.fail(errors.storeUnavailable(undefined, { cause: error }))
       }
     )
+    parts.clear()
   }
 }
 
@@ -288,47 +291,53 @@ class CounterBatches {
   }
 }
 
-/** A slot's four script arguments, kept for its batch of each turn (a batch is sent before the next is made). */
-interface ArgumentLists {
-  sets: IntegerList
-  counters: IntegerList
-  plain: IntegerList
-  counted: IntegerList
+/**
+ * What a slot's batch builds its call in, kept for its batch of each turn (a batch is sent before
+ * the next is made): the call's keys, the indexes that find a set or counter among them, and its
+ * four script arguments. Emptied as the batch is sent (the command has copied the keys by then),
+ * so that a turn makes no Map, Set or array of its own for them.
+ */
+class CallParts {
+  readonly keys: string[] = []
+  readonly sets = new Map<number, number>()
+  readonly minutes = new Set<number>()
+  readonly counters = new Map<string, number>()
+  readonly setArgs = new IntegerList()
+  readonly counterArgs = new IntegerList()
+  readonly plainArgs = new IntegerList()
+  readonly countedArgs = new IntegerList()
+
+  /** The four script arguments as strings, their lists emptied. */
+  takeArguments (): string[] {
+    return [this.setArgs.take(), this.counterArgs.take(), this.plainArgs.take(), this.countedArgs.take()]
+  }
+
+  /** The keys and their indexes emptied for the next turn. */
+  clear (): void {
+    this.keys.length = 0
+    // `clear` makes a new table: only when there is something to clear (a turn seldom has counters).
+    if (this.sets.size > 0) this.sets.clear()
+    if (this.minutes.size > 0) this.minutes.clear()
+    if (this.counters.size > 0) this.counters.clear()
+  }
 }
 
 /**
- * One script call's worth: the keys it touches (1-based in the script), its sets' and counters'
- * arguments, its nonces' (plain ones, then those behind a counter), and each request's answer.
- * The arguments are lists of integers written as the script's texts (scripts.ts) as they come
- * (integer-list.ts): one string each when the call is sent, none per request.
+ * One script call's worth: its parts (`CallParts`: the keys it touches, 1-based in the script,
+ * and its sets', counters' and nonces' arguments), and each request's answer. The arguments are
+ * lists of integers written as the script's texts (scripts.ts) as they come (integer-list.ts): one
+ * string each when the call is sent, none per request.
  */
 class Batch {
-  readonly keys: string[] = []
-  /** Set id ((minute modulo MINUTES_APART) × 4,096 + tag × 256 + set) → its key's index. */
-  readonly sets = new Map<number, number>()
-  /** The (minute × 16 + tag) of its sets. */
-  readonly minutes = new Set<number>()
-  /** Quota counter key → its key's index. */
-  readonly counters = new Map<string, number>()
-  /** Per set: its key's index, its lifetime in seconds. */
-  readonly setArgs: IntegerList
-  /** Per counter: its key's index, its lifetime in seconds, its limit. */
-  readonly counterArgs: IntegerList
-  /** Per plain nonce: its set's index, its keyed hash (a signed 64-bit integer). */
-  readonly plainArgs: IntegerList
-  /** Per nonce behind a counter: its set's index, its keyed hash, its counter's index. */
-  readonly countedArgs: IntegerList
+  /** Its slot's call being built (`CallParts`), until it is sent. */
+  readonly parts: CallParts
   readonly plain: Array<Pending<boolean>> = []
   readonly counted: Array<Pending<CountedUse>> = []
   /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */
   waiters: unknown[] | undefined = undefined
 
-  /** Its arguments in the lists of its slot (`ArgumentLists`), which it empties when sent. */
-  constructor ({ sets, counters, plain, counted }: ArgumentLists) {
-    this.setArgs = sets
-    this.counterArgs = counters
-    this.plainArgs = plain
-    this.countedArgs = counted
+  constructor (parts: CallParts) {
+    this.parts = parts
   }
 
   /**

@@ -109,7 +109,7 @@ t.test('a revocation during a read with nothing begun since: the waiters read ag
   await store.answerNext()
   await store.answerNext()
   t.same(await Promise.all(waiting), [undefined, undefined])
-  t.equal((await bystander)?.record.clientId, 'client-1', 'another token\'s read is untouched')
+  t.equal((await bystander)?.identity.clientId, 'client-1', 'another token\'s read is untouched')
   t.equal(cache.size, 2, 'the bystander and the revoked token (as unknown) held')
 })
 
@@ -130,7 +130,7 @@ t.test('a gap in the revocation feed during a read: every read in flight is over
   await store.answerNext()
   t.equal(store.reads.length, 1, 'the read in flight is made again')
   await store.answerNext()
-  t.equal((await pending)?.record.clientId, 'client-1', 'still live: admitted by the second read')
+  t.equal((await pending)?.identity.clientId, 'client-1', 'still live: admitted by the second read')
   t.equal(cache.size, 1, 'and held from it')
   // A revocation that names it now drops it: its hash is known from the second read.
   store.listener!([reading.hash])

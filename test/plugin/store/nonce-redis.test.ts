@@ -88,3 +88,20 @@ t.test('used_memory per held nonce: 200,000 nonces in one minute', async (t) => 
   t.equal(stats.held, count, 'the stats count them')
   t.ok(Math.abs(stats.bytes - grown) < grown * 0.25, 'the bytes estimate within a quarter of the growth')
 })
+
+t.test('a Redis that has forgotten the script (SCRIPT FLUSH, as after a restart) still answers every nonce', async (t) => {
+  const store = await open(t)
+  const hash = tokenHash()
+  t.equal(await store.useNonce(nonceUse(hash, '1:1')), true, 'before: fresh')
+  await store.redis.script('FLUSH')
+  t.same(await Promise.all([store.useNonce(nonceUse(hash, '1:1')), store.useNonce(nonceUse(hash, '2:1'))]), [false, true], 'the turn after the flush: the replay found, the fresh one kept')
+  t.same(await Promise.all([store.useNonce(nonceUse(hash, '2:1')), store.useNonce(nonceUse(hash, '3:1'))]), [false, true], 'and the turn after that')
+})
+
+t.test('a key prefix beyond ASCII: each key written by its UTF-8 length', async (t) => {
+  const store = await open(t, `mäcgate-✓${++stores}:`)
+  const hash = tokenHash()
+  t.same(await Promise.all([store.useNonce(nonceUse(hash, '1:1')), store.useNonce(nonceUse(hash, '1:1'))]), [true, false], 'a replay in the same turn found')
+  const keys = await store.redis.keys(`${store.prefix}{n:*`)
+  t.ok(keys.length > 0 && keys.every((key) => key.startsWith(store.prefix)), 'the sets are under the prefix as given')
+})

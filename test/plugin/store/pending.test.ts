@@ -67,33 +67,42 @@ t.test('a rejection nobody waits for is thrown, as an unhandled rejection would 
   await t.rejects(async () => await late, /awaited late/, 'awaited a microtask after the rejection: the awaiter\'s, not thrown')
 })
 
-t.test('thenWith: the step gets the value and its argument; a throw rejects, a rejection passes through', async (t) => {
+t.test('map: the Pending itself, its result the step\'s; a throw rejects, a rejection passes through, once and first only', async (t) => {
   const step = (value: number, argument: { times: number }): number => {
     if (value < 0) throw new Error(`negative ${value}`)
     return value * argument.times
   }
   const source = new Pending<number>()
-  const tripled = source.thenWith(step, { times: 3 })
+  const tripled = source.map(step, { times: 3 })
+  t.equal(tripled, source as unknown, 'no new Pending')
   source.resolve(7)
   t.equal(await tripled, 21)
   const settled = new Pending<number>()
   settled.resolve(2)
-  t.equal(await settled.thenWith(step, { times: 5 }), 10, 'on a settled Pending it runs at once')
+  t.equal(await settled.map(step, { times: 5 }), 10, 'on a settled Pending it runs at once')
   const thrown = new Pending<number>()
   // Waited on before they settle: a rejection nobody waits for by then is thrown (below).
-  const refused = t.rejects(Promise.resolve(thrown.thenWith(step, { times: 1 })), /negative -1/)
+  const refused = t.rejects(Promise.resolve(thrown.map(step, { times: 1 })), /negative -1/)
   thrown.resolve(-1)
   await refused
+  const thrownAtOnce = new Pending<number>()
+  thrownAtOnce.resolve(-2)
+  await t.rejects(Promise.resolve(thrownAtOnce.map(step, { times: 1 })), /negative -2/, 'at once too')
   const failed = new Pending<number>()
-  const passed = t.rejects(Promise.resolve(failed.thenWith(step, { times: 1 })), /store down/, 'the step is not called for a rejection')
+  const passed = t.rejects(Promise.resolve(failed.map(step, { times: 1 })), /store down/, 'the step is not called for a rejection')
   failed.reject(new Error('store down'))
   await passed
-  const inner = new Pending<string>()
-  const outer = new Pending<number>()
-  const followed = outer.thenWith((value: number, suffix: string) => inner.then((text) => `${text} ${value}${suffix}`), '!')
-  outer.resolve(1)
-  inner.resolve('inner')
-  t.equal(await followed, 'inner 1!', 'a thenable the step gives back is followed')
+  const waited = new Pending<number>()
+  void waited.then(() => {})
+  t.throws(() => waited.map(step, { times: 2 }), /mapped once, before anyone waits/, 'not once waited on: its waiter expects the value')
+  const twice = new Pending<number>()
+  twice.map(step, { times: 2 })
+  t.throws(() => twice.map(step, { times: 2 }), /mapped once/, 'nor twice')
+  const seen: number[] = []
+  const delivered = new Pending<number>()
+  delivered.map(step, { times: 4 }).deliver({ fulfilled: (value) => { seen.push(value) }, rejected: () => {} })
+  delivered.resolve(5)
+  t.same(seen, [20], 'a receiver gets the mapped value')
 })
 
 t.test('then callbacks get the value alone, as a promise\'s do', async (t) => {

@@ -179,11 +179,16 @@ t.test('Redis goes away and comes back', { skip: shared && 'REDIS_URL is shared'
   const pid = Number(/process_id:(\d+)/.exec(await store.redis.info('server'))?.[1])
   process.kill(pid, 'SIGSTOP')
   let started = Date.now()
-  const [read, closed] = await Promise.all([
+  const [read, nonce, tokenRead, closed] = await Promise.all([
     store.getClient(client.id).then(() => undefined, (error: unknown) => error),
+    // The verifier's two calls, each written by macgate itself (written-command.ts): the same timeout.
+    Promise.resolve(store.useNonce(nonceUse('a'.repeat(64), '1:1'))).then(() => undefined, (error: unknown) => error),
+    Promise.resolve(store.getAccessToken('b'.repeat(43), 'c'.repeat(16))).then(() => undefined, (error: unknown) => error),
     bystander.close().then(() => 'resolved', (error: Error) => error.message)
   ])
   t.ok(errors.storeUnavailable.is(read), 'a call to a hung Redis rejects with the store-outage error')
+  t.ok(errors.storeUnavailable.is(nonce), 'so does a nonce batch')
+  t.ok(errors.storeUnavailable.is(tokenRead), 'and a token read')
   t.ok(Date.now() - started < 3000, `within ${Date.now() - started} ms`)
   t.equal(closed, 'resolved', 'close() resolves though Redis does not answer')
   bystander.redis.disconnect()

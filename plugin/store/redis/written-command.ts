@@ -1,0 +1,104 @@
+import { Command } from 'ioredis'
+
+/** A command's arguments: ioredis flattens one level of arrays (a script's keys) and writes numbers as `String` does. */
+export type CommandArgument = string | number | readonly string[]
+
+/**
+ * A command whose wire bytes (RESP) are written once, into one buffer, when it is made. ioredis's
+ * own `toWritable` joins five strings for each argument, and the socket then copies the joined
+ * text into a flat string of its own: some 160 heap bytes an argument, which a nonce batch (a key
+ * per nonce) and a turn's token reads (a key per miss) pay for every request they carry. The
+ * arguments stay on the command as ioredis keeps them (a cluster routes by its keys), and a resend
+ * (a cluster's redirection) writes the same bytes.
+ */
+export class WrittenCommand extends Command {
+  readonly #bytes: Buffer
+  /** The command timeout's timer (`setTimeout`), in a field of its own: see `_clearTimers`. */
+  #timer: NodeJS.Timeout | undefined
+
+  /** `replyEncoding`: bulk replies as strings of it (else Buffers), as ioredis's command methods give them. */
+  constructor (name: string, args: readonly CommandArgument[], replyEncoding?: BufferEncoding) {
+    super(name, args as Array<string | number | string[]>, { replyEncoding })
+    this.#bytes = encode(name, this.args as string[])
+  }
+
+  override toWritable (): Buffer {
+    return this.#bytes
+  }
+
+  /** ioredis's command timeout (its `commandTimeout` option), as ioredis sets it: the command fails unless settled by then. */
+  override setTimeout (ms: number): void {
+    this.#timer ??= setTimeout(() => {
+      if (!this.isSettled) this.reject(new Error('Command timed out'))
+    }, ms)
+  }
+
+  /** The timer stopped as the command settles. */
+  #clearTimer (): void {
+    if (this.#timer === undefined) return
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  static {
+    // ioredis calls `_clearTimers` as a command settles. Its own `delete`s the timer's property,
+    // which turns every command into a dictionary-mode object (some 800 heap bytes a command); this
+    // one empties our field. (Private in ioredis's types, hence set here; its other timer is for
+    // blocking commands, which none of these is.)
+    Object.defineProperty(WrittenCommand.prototype, '_clearTimers', {
+      value (this: WrittenCommand): void {
+        this.#clearTimer()
+      }
+    })
+  }
+}
+
+/** `*<count>\r\n` then `$<bytes>\r\n<text>\r\n` for the name and each argument (all strings by now: ioredis stringified them). */
+function encode (name: string, args: string[]): Buffer {
+  // Two passes over the sizes (each `byteLength` is a count, no copy) rather than an array of them.
+  let length = 1 + digits(args.length + 1) + 2 + bulkLength(Buffer.byteLength(name))
+  for (const arg of args) length += bulkLength(Buffer.byteLength(arg))
+  const bytes = Buffer.allocUnsafe(length)
+  bytes[0] = 0x2a // '*'
+  let at = writeDecimal(bytes, 1, args.length + 1)
+  bytes[at++] = 0x0d
+  bytes[at++] = 0x0a
+  at = writeBulk(bytes, at, name)
+  for (const arg of args) at = writeBulk(bytes, at, arg)
+  return bytes
+}
+
+/** The bytes of one bulk string of `size` bytes: `$`, its size, CRLF, itself, CRLF. */
+function bulkLength (size: number): number {
+  return 1 + digits(size) + 2 + size + 2
+}
+
+function writeBulk (bytes: Buffer, at: number, text: string): number {
+  bytes[at++] = 0x24 // '$'
+  at = writeDecimal(bytes, at, Buffer.byteLength(text))
+  bytes[at++] = 0x0d
+  bytes[at++] = 0x0a
+  at += bytes.write(text, at, 'utf8')
+  bytes[at++] = 0x0d
+  bytes[at++] = 0x0a
+  return at
+}
+
+function digits (value: number): number {
+  let count = 1
+  while (value >= 10) {
+    value = Math.floor(value / 10)
+    count++
+  }
+  return count
+}
+
+/** A whole number's decimal digits at `at`, without a string: the position after them. */
+function writeDecimal (bytes: Buffer, at: number, value: number): number {
+  const end = at + digits(value)
+  for (let i = end - 1; i >= at; i--) {
+    bytes[i] = 0x30 + value % 10
+    value = Math.floor(value / 10)
+  }
+  return end
+}
