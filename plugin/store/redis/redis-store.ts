@@ -25,6 +25,7 @@ export interface RedisStoreOptions {
   prefix?: string
   /** A command not answered within this time fails (the gateway answers 503), in ms. */
   commandTimeout?: number
+  /** ioredis's own options (TLS, a password, timeouts); not its `keyPrefix`: the store's `prefix` names every key. */
   redisOptions?: RedisOptions
   /** The store's clock, in Unix ms: records' lifetimes, grant and consent times, the nonce sets' (tests step it). */
   clock?: () => number
@@ -43,6 +44,9 @@ export class RedisStore extends ComposedStore implements Store {
   readonly #feed: RevocationFeed
 
   constructor (target: RedisTarget, { prefix = 'macgate:', commandTimeout = 2000, redisOptions = {}, clock = Date.now }: RedisStoreOptions = {}) {
+    // ioredis adds its keyPrefix only in its command methods: the hot path's commands (context.ts)
+    // and the revocation feed's channel would miss it, and every token read would find nothing.
+    if (redisOptions.keyPrefix !== undefined) throw new TypeError('redisOptions.keyPrefix is not supported: give the store a prefix (its `prefix` option), which every key and channel takes')
     const { client, subscriberCandidates } = openClient(target, commandTimeout, redisOptions)
     const redis = client as Scripted
     // A failed connection is retried by ioredis and reported per command; keep it off stderr.

@@ -56,6 +56,11 @@ async function populate (store: RedisStore) {
   return { client, user, code, tokens }
 }
 
+t.test('ioredis\'s own keyPrefix is refused, naming the store\'s prefix instead', async (t) => {
+  // ioredis adds it in its command methods only: the token reads and the nonce batch would miss it.
+  t.throws(() => new RedisStore(redis.url, { redisOptions: { keyPrefix: 'other:' } }), { name: 'TypeError', message: /keyPrefix is not supported: give the store a prefix/ })
+})
+
 t.test('keys: records of a grant expire, the rest does not', async (t) => {
   const store = await open(t)
   const { code } = await populate(store)
