@@ -62,6 +62,8 @@ export class Pending<T> implements PromiseLike<T> {
       } catch (error) {
         this.#settled = 'rejected'
         this.#value = error
+        // As `#settle` does for a rejection: thrown unless someone waits by the next microtask.
+        queueMicrotask(() => { if (!this.#waited) throw error })
       }
     }
     return this as unknown as Pending<A>
