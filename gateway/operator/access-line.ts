@@ -74,7 +74,7 @@ export function accessLineWriter (log: unknown): AccessLineWriter {
     sink.put('","status":')
     sink.put(number(status))
     sink.put(',"ms":')
-    sink.put(number(ms))
+    milliseconds(sink, ms)
     optional(sink, ',"ip":"', ip)
     optional(sink, ',"client":"', client)
     optional(sink, ',"reason":"', reason)
@@ -127,6 +127,26 @@ function optional (sink: Joined | LogDestination, key: string, value: string | u
 /** pino writes a number that is not finite as null. */
 function number (value: number): string {
   return Number.isFinite(value) ? String(value) : 'null'
+}
+
+/** After the whole milliseconds, each hundredth's text as JSON writes it: '' for none, '.1' for ten, '.05' for five. */
+const HUNDREDTHS = Array.from({ length: 100 }, (_, cents) => cents === 0 ? '' : `.${String(cents).padStart(2, '0').replace(/0$/, '')}`)
+
+/**
+ * The latency as JSON writes it. The access log rounds it to hundredths (access-log.ts): written
+ * from their integer, the whole milliseconds (a small integer's text, which V8 caches) and the
+ * hundredths (a table), where a double's shortest text is V8's slower path (0.8 µs a line in the
+ * gateway's profile). Any other value as `number` writes it.
+ */
+function milliseconds (sink: Joined | LogDestination, ms: number): void {
+  const hundredths = Math.round(ms * 100)
+  if (hundredths / 100 !== ms || hundredths < 0 || hundredths > Number.MAX_SAFE_INTEGER) {
+    sink.put(number(ms))
+    return
+  }
+  const cents = hundredths % 100
+  sink.put(String((hundredths - cents) / 100))
+  sink.put(HUNDREDTHS[cents]!)
 }
 
 /** What a JSON string encloses: the text itself when nothing in it needs escaping (the usual case, no copy), else JSON.stringify's. */

@@ -25,7 +25,7 @@ export class Pending<T> implements PromiseLike<T> {
   /** Whether anyone has called `then`: a rejection is then theirs to handle. */
   #waited = false
   /** `map`'s step and its argument: the result is the step's, of the value settled with. */
-  #step: Callback = undefined
+  #step: Step | undefined = undefined
   #stepArgument: unknown = undefined
   /** The receiver `deliver` gave it while nobody waited: a field, not a `Waiter`. */
   #receiver: Receiver<unknown> | undefined = undefined
@@ -54,7 +54,7 @@ export class Pending<T> implements PromiseLike<T> {
   map<A, W> (step: (value: T, argument: W) => A, argument: W): Pending<A> {
     if (this.#waited || this.#step !== undefined) throw new Error('map: a Pending is mapped once, before anyone waits on it')
     if (this.#settled === 'no') {
-      this.#step = step as Callback
+      this.#step = step as Step
       this.#stepArgument = argument
     } else if (this.#settled === 'fulfilled') {
       try {
@@ -92,7 +92,7 @@ export class Pending<T> implements PromiseLike<T> {
   #settle (settled: 'fulfilled' | 'rejected', value: unknown): void {
     if (this.#settled !== 'no') return
     const step = this.#step
-    if (step !== undefined && step !== null) {
+    if (step !== undefined) {
       this.#step = undefined
       if (settled === 'fulfilled') {
         try {
@@ -122,7 +122,10 @@ export class Pending<T> implements PromiseLike<T> {
   }
 }
 
-type Callback = ((value: unknown, argument?: unknown) => unknown) | null | undefined
+type Callback = ((value: unknown) => unknown) | null | undefined
+
+/** `map`'s step: the value settled with, and the argument given with the step. */
+type Step = (value: unknown, argument: unknown) => unknown
 
 /** The end of a chain that takes a result as two methods (`Pending.deliver`): no closure per request. */
 export interface Receiver<T> {

@@ -1,3 +1,5 @@
+import { writeDecimal, writePadded } from './decimal.ts'
+
 /**
  * One script argument of the nonce batch (nonces.ts): a list of integers as decimal text, spaces
  * between, written digit by digit into bytes it keeps and reuses. A turn's nonces make no string,
@@ -13,7 +15,7 @@ export class IntegerList {
     if (!(Number.isSafeInteger(value) && value >= 0)) return this.#addText(String(value))
     this.#room(16)
     this.#separate()
-    this.#digits(value)
+    this.#length = writeDecimal(this.#bytes, this.#length, value)
   }
 
   /**
@@ -35,9 +37,11 @@ export class IntegerList {
     const middleUpper = Math.floor(middle / 1e6)
     const lastSix = middle - middleUpper * 1e6
     const upper = highUpper * 0x100000000 + middleUpper
-    if (upper === 0) return this.#digits(lastSix)
-    this.#digits(upper)
-    this.#padded(lastSix, 6)
+    if (upper === 0) {
+      this.#length = writeDecimal(this.#bytes, this.#length, lastSix)
+      return
+    }
+    this.#length = writePadded(this.#bytes, writeDecimal(this.#bytes, this.#length, upper), lastSix, 6)
   }
 
   /** The text so far, and the list emptied for the next call (its bytes kept). */
@@ -63,28 +67,5 @@ export class IntegerList {
     const larger = Buffer.allocUnsafe(2 * (this.#length + more))
     this.#bytes.copy(larger, 0, 0, this.#length)
     this.#bytes = larger
-  }
-
-  /** Writes a safe integer ≥ 0, in parts below 2³¹ (integer division, not a double's) of seven digits under the first. */
-  #digits (value: number): void {
-    if (value >= 0x80000000) {
-      const upper = Math.floor(value / 1e7)
-      this.#digits(upper)
-      return this.#padded(value - upper * 1e7, 7)
-    }
-    let width = 1
-    for (let rest = value; rest >= 10; rest = (rest / 10) | 0) width++
-    this.#padded(value, width)
-  }
-
-  /** Writes 0 ≤ value < 2³¹ in `width` digits, zeros first. */
-  #padded (value: number, width: number): void {
-    let rest = value
-    for (let at = this.#length + width - 1; at >= this.#length; at--) {
-      const next = (rest / 10) | 0
-      this.#bytes[at] = 0x30 + rest - next * 10
-      rest = next
-    }
-    this.#length += width
   }
 }

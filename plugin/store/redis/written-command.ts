@@ -1,4 +1,5 @@
 import { Command } from 'ioredis'
+import { decimalWidth, writeDecimal } from './decimal.ts'
 
 /** A command's arguments: ioredis flattens one level of arrays (a script's keys) and writes numbers as `String` does. */
 export type CommandArgument = string | number | readonly string[]
@@ -56,7 +57,7 @@ export class WrittenCommand extends Command {
 /** `*<count>\r\n` then `$<bytes>\r\n<text>\r\n` for the name and each argument (all strings by now: ioredis stringified them). */
 function encode (name: string, args: string[]): Buffer {
   // Two passes over the sizes (each `byteLength` is a count, no copy) rather than an array of them.
-  let length = 1 + digits(args.length + 1) + 2 + bulkLength(Buffer.byteLength(name))
+  let length = 1 + decimalWidth(args.length + 1) + 2 + bulkLength(Buffer.byteLength(name))
   for (const arg of args) length += bulkLength(Buffer.byteLength(arg))
   const bytes = Buffer.allocUnsafe(length)
   bytes[0] = 0x2a // '*'
@@ -70,7 +71,7 @@ function encode (name: string, args: string[]): Buffer {
 
 /** The bytes of one bulk string of `size` bytes: `$`, its size, CRLF, itself, CRLF. */
 function bulkLength (size: number): number {
-  return 1 + digits(size) + 2 + size + 2
+  return 1 + decimalWidth(size) + 2 + size + 2
 }
 
 function writeBulk (bytes: Buffer, at: number, text: string): number {
@@ -82,23 +83,4 @@ function writeBulk (bytes: Buffer, at: number, text: string): number {
   bytes[at++] = 0x0d
   bytes[at++] = 0x0a
   return at
-}
-
-function digits (value: number): number {
-  let count = 1
-  while (value >= 10) {
-    value = Math.floor(value / 10)
-    count++
-  }
-  return count
-}
-
-/** A whole number's decimal digits at `at`, without a string: the position after them. */
-function writeDecimal (bytes: Buffer, at: number, value: number): number {
-  const end = at + digits(value)
-  for (let i = end - 1; i >= at; i--) {
-    bytes[i] = 0x30 + value % 10
-    value = Math.floor(value / 10)
-  }
-  return end
 }

@@ -98,6 +98,20 @@ t.test('into macgate\'s own destination, in parts: the same bytes as pino\'s lin
   t.ok(got === expected.join(''), 'byte for byte pino\'s lines, in order')
 })
 
+t.test('the latency, written from its hundredths, is the number pino writes', async (t) => {
+  const latencies = [0, 0.01, 0.05, 0.1, 0.5, 0.99, 1, 1.07, 1.1, 9.99, 10, 100.01, 1234.5, 65_535.99, 2 ** 40 + 0.25, 1.2345, 1e-7, 1e21, Number.POSITIVE_INFINITY, -0]
+  for (let hundredths = 0; hundredths < 30_000; hundredths += 7) latencies.push(Math.round(hundredths) / 100)
+  let differ = 0
+  for (const ms of latencies) {
+    const { pino: expected, ours } = both({ timestamp: time }, ['GET', '/', 200, ms, undefined, undefined, undefined, undefined, undefined])
+    if (ours[0] !== expected[0]) {
+      differ++
+      t.equal(ours[0], expected[0], `ms ${ms}`)
+    }
+  }
+  t.equal(differ, 0, `${latencies.length} latencies, each as pino writes it`)
+})
+
 t.test('options that change the line: pino writes it', async (t) => {
   const changing: Array<[string, LoggerOptions]> = [
     ['redaction', { timestamp: time, redact: ['client'] }],

@@ -1,13 +1,14 @@
 // Lines that meet every edge of the log destination's chunks: short and long, non-ASCII (two-,
-// three- and four-byte UTF-8, a lone surrogate), one longer than a whole chunk, and enough of them
-// that many end across a chunk's boundary.
+// three- and four-byte UTF-8, a lone surrogate), one longer than a whole chunk (30,000 characters,
+// which may take 90,000 bytes: more than 64 KiB), and enough of them that many end across a
+// chunk's boundary.
 export function testLines (): string[] {
   const lines: string[] = []
   for (let i = 0; i < 3000; i++) {
     const size = (i * 37) % 300
     lines.push(`{"n":${i},"text":"${'x'.repeat(size)}","é":"ü€","emoji":"\u{1F600}","lone":"\ud800"}\n`)
   }
-  lines.splice(1500, 0, `{"long":"${'l'.repeat(20_000)}"}\n`)
+  lines.splice(1500, 0, `{"long":"${'l'.repeat(30_000)}"}\n`)
   return lines
 }
 
