@@ -35,11 +35,14 @@ export function isForwarded (name: string, { forwardMethodOverride }: UpstreamHe
   return !(forwardMethodOverride ? DROPPED : DROPPED_AND_OVERRIDES).has(name) && !claimsIdentity(name)
 }
 
-/** The identity's scope as a header value, made once per identity (a cached token shares one). */
-const scopeValues = new WeakMap<MacIdentity, string>()
-function scopeValue (identity: MacIdentity): string {
-  let value = scopeValues.get(identity)
-  if (value === undefined) scopeValues.set(identity, value = identity.scope.join(' '))
+/**
+ * The identity's scope as a header value, made once per scope array: the token cache gives every
+ * token of the same scopes one shared array (plugin/mac/scope-sets.ts), so these are a few.
+ */
+const scopeValues = new WeakMap<readonly string[], string>()
+function scopeValue ({ scope }: MacIdentity): string {
+  let value = scopeValues.get(scope)
+  if (value === undefined) scopeValues.set(scope, value = scope.join(' '))
   return value
 }
 

@@ -80,9 +80,37 @@ function minutesFrom (nonce: string, start: number): number {
   return minutes
 }
 
-// decodeURIComponent leaves `+` alone (SDKs send base64 macs with a raw `+`) and throws on bad `%`.
+/** A hex digit's value, or -1. */
+function hexValue (c: number): number {
+  if (c >= ZERO && c <= NINE) return c - ZERO
+  const lower = c | 0x20
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1
+}
+
+/**
+ * `raw` as decodeURIComponent decodes it, which leaves `+` alone (SDKs send base64 macs with a raw
+ * `+`) and throws on a bad `%`. The SDKs escape every nonce's `:` and most macs' `=`, `+` or `/`:
+ * escapes of ASCII are decoded here, in a loop (a fifth of decodeURIComponent's time, which is a
+ * call into the runtime); a value with any other escape, well formed or not, is decodeURIComponent's.
+ */
 function percentDecode (name: string, raw: string): string {
-  if (!raw.includes('%')) return raw
+  let at = raw.indexOf('%')
+  if (at === -1) return raw
+  let decoded = ''
+  let from = 0
+  while (at !== -1) {
+    const high = hexValue(raw.charCodeAt(at + 1))
+    const low = hexValue(raw.charCodeAt(at + 2))
+    // Not an ASCII byte's escape (or not an escape at all): UTF-8 to decode, or an error to throw.
+    if (high < 0 || high > 7 || low < 0) return decodedByRuntime(name, raw)
+    decoded += raw.slice(from, at) + String.fromCharCode(high * 16 + low)
+    from = at + 3
+    at = raw.indexOf('%', from)
+  }
+  return decoded + raw.slice(from)
+}
+
+function decodedByRuntime (name: string, raw: string): string {
   try {
     return decodeURIComponent(raw)
   } catch {

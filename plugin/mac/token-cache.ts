@@ -4,6 +4,7 @@ import { grantIdOf, hashSecret, openMacKey } from '../access/credentials.ts'
 import { Pending } from '../store/pending.ts'
 import { NonceKeys } from '../store/nonce-key.ts'
 import type { AccessTokenRecord, TokenLookup } from '../store/store.ts'
+import { ScopeSets } from './scope-sets.ts'
 import { hashNameOf, signingKeyOf } from './signature.ts'
 
 /** Who a verified request speaks for; the gateway passes it upstream as x-macgate-* headers. */
@@ -71,10 +72,10 @@ interface Lifetimes {
  * What a read found at `now`, made once for every request that presents the token while it is
  * cached, with when to read it again.
  */
-function entryOf (nonceKeys: NonceKeys, { maxAgeMs, negativeTtlMs }: Lifetimes, token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
+function entryOf (nonceKeys: NonceKeys, scopeSets: ScopeSets, { maxAgeMs, negativeTtlMs }: Lifetimes, token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
   if (record === undefined || record.expiresAt <= now) return { hash, cachedUntil: now + negativeTtlMs }
   const { openId, clientId, userId, scope } = record
-  const identity = Object.freeze({ openId, clientId, userId, scope: Object.freeze([...scope]) })
+  const identity = Object.freeze({ openId, clientId, userId, scope: scopeSets.of(scope) })
   const macKey = openMacKey(token, record.macKeySealed)
   return { hash, macKey, signingKey: signingKeyOf(macKey), hashName: hashNameOf(record.macAlgorithm), nonceKeyPart: nonceKeys.tokenPart(hash), cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
 }
@@ -111,6 +112,8 @@ export class TokenCache {
   /** Which token a hash names, cached or being read, for revocations, which arrive by hash. */
   readonly #tokenOf = new Map<string, string>()
   readonly #lifetimes: Lifetimes
+  /** The cached tokens' scopes, each distinct set held once. */
+  readonly #scopeSets = new ScopeSets()
   readonly #clock: () => number
   /** Resolves once revocations from other instances are being received. */
   readonly ready: Promise<void>
@@ -201,7 +204,7 @@ export class TokenCache {
       }
       let entry: Entry
       try {
-        entry = entryOf(this.nonceKeys, this.#lifetimes, token, hash, record, now)
+        entry = entryOf(this.nonceKeys, this.#scopeSets, this.#lifetimes, token, hash, record, now)
       } catch (error) {
         failed(error)
         return
@@ -216,7 +219,7 @@ export class TokenCache {
 
   /** A store read and what it found, not kept. */
   #read (token: string, hash: string, grantId: string, now: number): PromiseLike<Entry> {
-    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(this.nonceKeys, this.#lifetimes, token, hash, record, now))
+    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(this.nonceKeys, this.#scopeSets, this.#lifetimes, token, hash, record, now))
   }
 
   /** A revoked token: its entry dropped, and a read of it in flight overtaken. */

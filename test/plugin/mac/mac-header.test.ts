@@ -126,3 +126,36 @@ t.test('adversarial input stays fast', async (t) => {
   }
   t.ok(performance.now() - started < 100, 'pathological headers are rejected quickly')
 })
+
+t.test('percent-decoding: what decodeURIComponent gives, and a 96002 wherever it throws', async (t) => {
+  // Drawn from escapes of ASCII, of UTF-8 lead and continuation bytes, broken ones and plain text.
+  const pieces = ['%3A', '%3a', '%2B', '%2F', '%3D', '%25', '%7F', '%00', '%41', '%E4%B8%AD', '%C3%A9', '%F0%9F%98%80', '%E4%B8', '%80', '%C3', '%FF', '%', '%4', '%G1', '%4G', '%%', 'a', 'Z9', '+', '/', '-', '中', '\u00e9', ':', '=']
+  let seed = 1
+  const next = (below: number): number => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+    return seed % below
+  }
+  let checked = 0
+  let refused = 0
+  for (let i = 0; i < 5000; i++) {
+    let raw = ''
+    for (let n = next(6); n >= 0; n--) raw += pieces[next(pieces.length)]!
+    let expected: string | undefined
+    try {
+      expected = decodeURIComponent(raw)
+    } catch {}
+    const header = `MAC access_token="${raw}", nonce="1:2", mac="${raw}"`
+    let got: string
+    try {
+      const parsed = parseMacHeader(header)
+      got = parsed.accessToken === parsed.mac ? parsed.accessToken : 'the two differ'
+    } catch (error) {
+      const { errno, message } = error as { errno?: number, message?: string }
+      got = errno === 96002 && message?.includes('bad percent-encoding in access_token') === true ? 'refused' : `another error: ${message}`
+    }
+    if (expected === undefined) refused++
+    if (got !== (expected ?? 'refused')) t.fail(`${JSON.stringify(raw)}: ${got}, not ${expected ?? 'refused'}`)
+    checked++
+  }
+  t.ok(refused > 500 && checked - refused > 500, `${checked} values, ${refused} of them refused`)
+})
