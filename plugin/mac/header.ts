@@ -87,27 +87,35 @@ function hexValue (c: number): number {
   return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1
 }
 
+/** Where an escaped value is decoded: no value is longer than the header it is in. */
+const DECODED = Buffer.allocUnsafe(MAX_HEADER_LENGTH)
+const PERCENT = 0x25
+
 /**
  * `raw` as decodeURIComponent decodes it, which leaves `+` alone (SDKs send base64 macs with a raw
  * `+`) and throws on a bad `%`. The SDKs escape every nonce's `:` and most macs' `=`, `+` or `/`:
- * escapes of ASCII are decoded here, in a loop (a fifth of decodeURIComponent's time, which is a
- * call into the runtime); a value with any other escape, well formed or not, is decodeURIComponent's.
+ * a value of ASCII with escapes of ASCII is decoded here, byte by byte into a buffer, read back as
+ * one string (decodeURIComponent, a call into the runtime, takes twice the time); any other,
+ * well formed or not, is decodeURIComponent's.
  */
 function percentDecode (name: string, raw: string): string {
-  let at = raw.indexOf('%')
-  if (at === -1) return raw
-  let decoded = ''
-  let from = 0
-  while (at !== -1) {
-    const high = hexValue(raw.charCodeAt(at + 1))
-    const low = hexValue(raw.charCodeAt(at + 2))
-    // Not an ASCII byte's escape (or not an escape at all): UTF-8 to decode, or an error to throw.
-    if (high < 0 || high > 7 || low < 0) return decodedByRuntime(name, raw)
-    decoded += raw.slice(from, at) + String.fromCharCode(high * 16 + low)
-    from = at + 3
-    at = raw.indexOf('%', from)
+  if (!raw.includes('%')) return raw
+  let length = 0
+  for (let i = 0; i < raw.length; i++) {
+    let c = raw.charCodeAt(i)
+    if (c === PERCENT) {
+      const high = hexValue(raw.charCodeAt(i + 1))
+      const low = hexValue(raw.charCodeAt(i + 2))
+      // Not an ASCII byte's escape (or not an escape at all): UTF-8 to decode, or an error to throw.
+      if (high < 0 || high > 7 || low < 0) return decodedByRuntime(name, raw)
+      c = high * 16 + low
+      i += 2
+    } else if (c > 0x7f) {
+      return decodedByRuntime(name, raw)
+    }
+    DECODED[length++] = c
   }
-  return decoded + raw.slice(from)
+  return DECODED.toString('latin1', 0, length)
 }
 
 function decodedByRuntime (name: string, raw: string): string {

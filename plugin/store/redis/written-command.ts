@@ -1,4 +1,5 @@
 import { Command } from 'ioredis'
+import { CommandDeadlines, type Deadlined } from './command-deadlines.ts'
 import { decimalWidth, writeDecimal } from './decimal.ts'
 
 /** A command's arguments: ioredis flattens one level of arrays (a script's keys) and writes numbers as `String` does. */
@@ -12,10 +13,20 @@ export type CommandArgument = string | number | readonly string[]
  * arguments stay on the command as ioredis keeps them (a cluster routes by its keys), and a resend
  * (a cluster's redirection) writes the same bytes.
  */
-export class WrittenCommand extends Command {
+/** One watch for each command timeout in use (a store's `commandTimeout`: one or a few). */
+const deadlines = new Map<number, CommandDeadlines>()
+
+function deadlinesOf (ms: number): CommandDeadlines {
+  let watch = deadlines.get(ms)
+  if (watch === undefined) deadlines.set(ms, watch = new CommandDeadlines(ms))
+  return watch
+}
+
+export class WrittenCommand extends Command implements Deadlined {
   readonly #bytes: Buffer
-  /** The command timeout's timer (`setTimeout`), in a field of its own: see `_clearTimers`. */
-  #timer: NodeJS.Timeout | undefined
+  /** What watches its command timeout, once ioredis has set one. */
+  #deadlines: CommandDeadlines | undefined
+  deadline = 0
 
   /** `replyEncoding`: bulk replies as strings of it (else Buffers), as ioredis's command methods give them. */
   constructor (name: string, args: readonly CommandArgument[], replyEncoding?: BufferEncoding) {
@@ -27,28 +38,29 @@ export class WrittenCommand extends Command {
     return this.#bytes
   }
 
-  /** ioredis's command timeout (its `commandTimeout` option), as ioredis sets it: the command fails unless settled by then. */
+  /**
+   * ioredis's command timeout (its `commandTimeout` option), as ioredis sets it: the command fails
+   * unless settled by then; its first setting holds, as ioredis's own. Watched with the other
+   * commands of the same timeout under one timer (command-deadlines.ts), not a timer of its own.
+   */
   override setTimeout (ms: number): void {
-    this.#timer ??= setTimeout(() => {
-      if (!this.isSettled) this.reject(new Error('Command timed out'))
-    }, ms)
+    if (this.#deadlines !== undefined) return
+    this.#deadlines = deadlinesOf(ms)
+    this.#deadlines.watch(this)
   }
 
-  /** The timer stopped as the command settles. */
-  #clearTimer (): void {
-    if (this.#timer === undefined) return
-    clearTimeout(this.#timer)
-    this.#timer = undefined
+  timedOut (): void {
+    if (!this.isSettled) this.reject(new Error('Command timed out'))
   }
 
   static {
-    // ioredis calls `_clearTimers` as a command settles. Its own `delete`s the timer's property,
+    // ioredis calls `_clearTimers` as a command settles. Its own `delete`s its timer's property,
     // which turns every command into a dictionary-mode object (some 800 heap bytes a command); this
-    // one empties our field. (Private in ioredis's types, hence set here; its other timer is for
-    // blocking commands, which none of these is.)
+    // one tells the watch, which lets the command go. (Private in ioredis's types, hence set here;
+    // its other timer is for blocking commands, which none of these is.)
     Object.defineProperty(WrittenCommand.prototype, '_clearTimers', {
       value (this: WrittenCommand): void {
-        this.#clearTimer()
+        this.#deadlines?.settled(this)
       }
     })
   }

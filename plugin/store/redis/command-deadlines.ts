@@ -1,0 +1,88 @@
+import { performance } from 'node:perf_hooks'
+
+/** What a deadline watches: a command that fails with `timedOut` unless settled by its deadline. */
+export interface Deadlined {
+  /** ioredis's, true once the command has its answer (or its error). */
+  readonly isSettled: boolean
+  /** When it times out (on the watch's clock, ms). */
+  deadline: number
+  timedOut: () => void
+}
+
+/**
+ * ioredis's command timeout for many commands under one timer: a timer a command (ioredis's own
+ * way) made a Timeout object, a closure and two calls into the timer lists for each nonce batch and
+ * each turn's token reads. Commands of one timeout are watched in the order they were sent, which
+ * is the order one connection's answers come in: a settling command is almost always the first,
+ * dropped at once (`settled`), so a settled command is not held; the timer, armed for the first
+ * one's deadline, fails each command past its own and arms again for the next. Unref'd: a command
+ * in flight keeps the process up by its socket, not by its timer.
+ */
+export class CommandDeadlines {
+  readonly #ms: number
+  readonly #clock: () => number
+  readonly #watched: Deadlined[] = []
+  /** Where the watched begin: those before it are settled or failed. */
+  #first = 0
+  #timer: NodeJS.Timeout | undefined
+
+  /** `clock`: monotonic milliseconds, which tests step. */
+  constructor (ms: number, clock: () => number = () => performance.now()) {
+    this.#ms = ms
+    this.#clock = clock
+  }
+
+  /** Commands watched and not yet let go (settled ones after an unsettled first stay until it goes). */
+  get watching (): number {
+    return this.#watched.length - this.#first
+  }
+
+  watch (command: Deadlined): void {
+    command.deadline = this.#clock() + this.#ms
+    this.#watched.push(command)
+    this.#timer ??= setTimeout(() => { this.#expire() }, this.#ms).unref()
+  }
+
+  /**
+   * A command settling (ioredis says so before its `isSettled` is true): dropped, with those
+   * settled after it, when it is the first; else when the first reaches it.
+   */
+  settled (command: Deadlined): void {
+    if (this.#watched[this.#first] !== command) return
+    this.#first++
+    this.#dropSettled()
+  }
+
+  #dropSettled (): void {
+    const watched = this.#watched
+    let first = this.#first
+    while (first < watched.length && watched[first]!.isSettled) first++
+    if (first === watched.length) {
+      watched.length = 0
+      first = 0
+    } else if (first > 1024 && first * 2 > watched.length) {
+      watched.splice(0, first)
+      first = 0
+    }
+    this.#first = first
+  }
+
+  /** Fails every unsettled command past its deadline (after the list is brought up to date); armed again for the next, if any is left. */
+  #expire (): void {
+    this.#timer = undefined
+    const now = this.#clock()
+    const watched = this.#watched
+    const due: Deadlined[] = []
+    let first = this.#first
+    for (; first < watched.length; first++) {
+      const command = watched[first]!
+      if (command.isSettled) continue
+      if (command.deadline > now) break
+      due.push(command)
+    }
+    this.#first = first
+    this.#dropSettled()
+    if (this.#first < watched.length) this.#timer = setTimeout(() => { this.#expire() }, Math.max(1, watched[this.#first]!.deadline - now)).unref()
+    for (const command of due) command.timedOut()
+  }
+}
