@@ -30,6 +30,9 @@ export class RedisContext {
   waiter: (() => unknown) | undefined
   /** Each script's SHA1, as Redis names it, computed once. */
   readonly #shas = new Map<ScriptName, string>()
+  /** What goes at this turn's end (`atTurnEnd`), and the list the last turn's went in, kept for the next. */
+  #turnTasks: Array<() => void> = []
+  #spareTasks: Array<() => void> = []
 
   constructor (redis: Scripted, keys: RedisKeys, clock: () => number) {
     this.redis = redis
@@ -52,6 +55,33 @@ export class RedisContext {
     } catch (error) {
       observer(command, (performance.now() - started) / 1000, true)
       throw error
+    }
+  }
+
+  /**
+   * Runs `task` at the end of this event-loop turn (setImmediate, not nextTick: requests read from
+   * different sockets in one turn share it), with every other task of the turn: the turn's nonce
+   * batch and its token reads (`nonces.ts`, `token-reads.ts`). On a single Redis its socket is
+   * corked while they write, so that their commands go in one system call, not one each, and
+   * Redis answers them together. (A cluster's commands go to several sockets, each written as
+   * ioredis writes it.)
+   */
+  atTurnEnd (task: () => void): void {
+    if (this.#turnTasks.length === 0) setImmediate(this.#endTurn)
+    this.#turnTasks.push(task)
+  }
+
+  readonly #endTurn = (): void => {
+    const tasks = this.#turnTasks
+    this.#turnTasks = this.#spareTasks
+    const stream = this.redis.isCluster ? undefined : (this.redis as Redis).stream
+    stream?.cork()
+    try {
+      for (const task of tasks) task()
+    } finally {
+      stream?.uncork()
+      tasks.length = 0
+      this.#spareTasks = tasks
     }
   }
 

@@ -48,9 +48,9 @@ const MINUTES_APART = 4096
  * No key per nonce. Sets spread over 16 tags by the keyed hash's tenth byte (its ninth picks the
  * set), evenly however few tokens carry the load, so that a cluster shares it.
  *
- * The nonces of one event-loop turn go to Redis together, as one script call (setImmediate, not
- * nextTick: requests read from different sockets in one turn share a batch): a single Redis takes
- * the whole turn in one call, a cluster one call per tag. A nonce costs its request no promise:
+ * The nonces of one event-loop turn go to Redis together, as one script call at the turn's end
+ * (`RedisContext.atTurnEnd`, in one write with the turn's token reads): a single Redis takes the
+ * whole turn in one call, a cluster one call per tag. A nonce costs its request no promise:
  * each request's answer is a `Pending` the batch settles from the call's one answer.
  */
 export class RedisNonces implements NonceLog, NonceReports {
@@ -214,14 +214,14 @@ export class RedisNonces implements NonceLog, NonceReports {
   #batch (slot: number): Batch {
     let batch = this.#batches[slot]
     if (batch === undefined) {
-      if (this.#batches.every((other) => other === undefined)) setImmediate(() => this.#sendAll())
+      if (this.#batches.every((other) => other === undefined)) this.#context.atTurnEnd(this.#sendAll)
       batch = new Batch(this.#parts[slot] ??= new CallParts())
       this.#batches[slot] = batch
     }
     return batch
   }
 
-  #sendAll (): void {
+  readonly #sendAll = (): void => {
     const batches = this.#batches
     this.#batches = []
     for (const batch of batches) if (batch !== undefined) this.#send(batch)

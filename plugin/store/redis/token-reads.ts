@@ -3,8 +3,8 @@ import type { RedisContext } from './context.ts'
 
 /**
  * The access token reads of one event-loop turn (the verifier's token cache misses), sent together:
- * on a single Redis one MGET for the turn (setImmediate, as the nonce batch: requests read from
- * different sockets in one turn share it), each key's answer handed to its read's `Pending`. On a
+ * on a single Redis one MGET for the turn, at its end with the turn's nonce batch
+ * (`RedisContext.atTurnEnd`: one write for both), each key's answer handed to its read's `Pending`. On a
  * cluster a turn's keys lie in as many slots as it has grants, so each read is a GET of its own.
  * Either way past the auto-pipeline (`RedisContext.send`): a read costs its request no promise,
  * and the turn one command and one write.
@@ -26,13 +26,13 @@ export class TokenReads {
   read<T> (key: string, parse: (value: string | null) => T): Pending<T> {
     if (this.#perKey) return this.#context.send<string | null>('get', [key]).then(parse)
     const answer = new Pending<T>()
-    if (this.#keys.length === 0) setImmediate(() => { this.#sendTurn() })
+    if (this.#keys.length === 0) this.#context.atTurnEnd(this.#sendTurn)
     this.#keys.push(key)
     this.#reads.push({ answer: answer as Pending<unknown>, parse })
     return answer
   }
 
-  #sendTurn (): void {
+  readonly #sendTurn = (): void => {
     const keys = this.#keys
     const reads = this.#reads
     this.#keys = []
