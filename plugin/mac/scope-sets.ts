@@ -15,10 +15,18 @@ export class ScopeSets {
   /** The shared frozen array of `scope`'s ids, or a frozen copy of its own once the bound is reached. */
   of (scope: readonly string[]): readonly string[] {
     const key = scope.join(' ')
-    let set = this.#sets.get(key)
-    if (set !== undefined) return set
-    set = Object.freeze([...scope])
-    if (this.#sets.size < MAX_SCOPE_SETS) this.#sets.set(key, set)
+    const held = this.#sets.get(key)
+    // The same ids, not only the same text: ['a b'] and ['a', 'b'] join alike (a scope id has no
+    // space, but a store could hold anything), and one token must never get another's scopes.
+    if (held !== undefined && sameIds(held, scope)) return held
+    const set = Object.freeze([...scope])
+    if (held === undefined && this.#sets.size < MAX_SCOPE_SETS) this.#sets.set(key, set)
     return set
   }
+}
+
+function sameIds (held: readonly string[], scope: readonly string[]): boolean {
+  if (held.length !== scope.length) return false
+  for (let i = 0; i < held.length; i++) if (held[i] !== scope[i]) return false
+  return true
 }

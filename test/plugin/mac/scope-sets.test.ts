@@ -15,6 +15,12 @@ t.test('the same scopes in the same order share one frozen array; others do not'
   const kept = sets.of(given)
   given.push('5')
   t.same(kept, ['4'], 'a copy: the record\'s array changed later changes nothing')
+  const spaced = sets.of(['1 3'])
+  t.same(spaced, ['1 3'], 'an id with a space (which joins as two ids do) is its own set, not theirs')
+  t.equal(sets.of(['1', '3']), first, 'and the two ids still have theirs')
+  const held = sets.of(['a b', 'c'])
+  t.same(sets.of(['a', 'b c']), ['a', 'b c'], 'as many ids, joined alike: its own ids')
+  t.equal(sets.of(['a b', 'c']), held, 'the set held first still shared')
 })
 
 t.test('past the bound: still the scopes, frozen, not held', async (t) => {
