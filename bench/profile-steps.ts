@@ -4,6 +4,12 @@
 export interface ProfileNode { id: number, callFrame: { functionName: string, url: string, lineNumber: number } }
 export interface Profile { nodes: ProfileNode[], samples: number[], timeDeltas: number[] }
 
+/** A function as the profile tables name it: its name, then where it lives (a package's path, or ours from plugin/, gateway/ or bench/) and its line. */
+export function functionLabel ({ functionName, url, lineNumber }: ProfileNode['callFrame']): string {
+  const where = url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(dist\/)?(plugin|gateway|bench)\//, '$2/')
+  return `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`
+}
+
 export const STEPS = [
   'parse the MAC header',
   'token cache',

@@ -14,7 +14,7 @@ import { runLoad, signed, zipfSigned, type Credentials } from './load.ts'
 import { isGatewayReady, type GatewayKind } from './messages.ts'
 import { resultsDirectory } from './paths.ts'
 import { comparisonTable, selfPerRequest } from './profile-compare.ts'
-import { stepsPerRequest, stepsTable, type Profile } from './profile-steps.ts'
+import { functionLabel, stepsPerRequest, stepsTable, type Profile } from './profile-steps.ts'
 import { pinSelf, startGateway, startRedis, startServer, type Target } from './processes.ts'
 import { GATEWAY_STEPS, isGatewayStep } from './rungs.ts'
 import { MIX_LRU, PATH, POPULATION } from './scenarios.ts'
@@ -34,8 +34,7 @@ function topSelfTime (profile: Profile, count = 25): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const totals = new Map<string, number>()
   for (const id of profile.samples) {
-    const frame = byId.get(id)!.callFrame
-    const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/main\//, '')}:${frame.lineNumber + 1}`
+    const name = functionLabel(byId.get(id)!.callFrame)
     totals.set(name, (totals.get(name) ?? 0) + 1)
   }
   return [...totals].sort((a, b) => b[1] - a[1]).slice(0, count)

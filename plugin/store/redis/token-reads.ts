@@ -4,8 +4,9 @@ import type { RedisContext } from './context.ts'
 /**
  * The access token reads of one event-loop turn (the verifier's token cache misses), sent together:
  * on a single Redis one MGET for the turn, at its end with the turn's nonce batch
- * (`RedisContext.atTurnEnd`: one write for both), each key's answer handed to its read's `Pending`. On a
- * cluster a turn's keys lie in as many slots as it has grants, so each read is a GET of its own.
+ * (`RedisContext.atTurnEnd`: one write for both), each key's answer handed to its read's
+ * `Pending`. On a cluster a turn's keys lie in as many slots as it has grants, so each read is a
+ * GET of its own.
  * Either way past the auto-pipeline (`RedisContext.send`): a read costs its request no promise,
  * and the turn one command and one write.
  */

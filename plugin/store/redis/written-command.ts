@@ -5,14 +5,6 @@ import { decimalWidth, writeDecimal } from './decimal.ts'
 /** A command's arguments: ioredis flattens one level of arrays (a script's keys) and writes numbers as `String` does. */
 export type CommandArgument = string | number | readonly string[]
 
-/**
- * A command whose wire bytes (RESP) are written once, into one buffer, when it is made. ioredis's
- * own `toWritable` joins five strings for each argument, and the socket then copies the joined
- * text into a flat string of its own: some 160 heap bytes an argument, which a nonce batch (a key
- * per nonce) and a turn's token reads (a key per miss) pay for every request they carry. The
- * arguments stay on the command as ioredis keeps them (a cluster routes by its keys), and a resend
- * (a cluster's redirection) writes the same bytes.
- */
 /** One watch for each command timeout in use (a store's `commandTimeout`: one or a few). */
 const deadlines = new Map<number, CommandDeadlines>()
 
@@ -22,6 +14,14 @@ function deadlinesOf (ms: number): CommandDeadlines {
   return watch
 }
 
+/**
+ * A command whose wire bytes (RESP) are written once, into one buffer, when it is made. ioredis's
+ * own `toWritable` joins five strings for each argument, and the socket then copies the joined
+ * text into a flat string of its own: some 160 heap bytes an argument, which a nonce batch (a key
+ * per nonce) and a turn's token reads (a key per miss) pay for every request they carry. The
+ * arguments stay on the command as ioredis keeps them (a cluster routes by its keys), and a resend
+ * (a cluster's redirection) writes the same bytes.
+ */
 export class WrittenCommand extends Command implements Deadlined {
   readonly #bytes: Buffer
   /** What watches its command timeout, once ioredis has set one. */
