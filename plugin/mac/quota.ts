@@ -89,7 +89,7 @@ export class Quotas {
     reading.clientId = clientId
     reading.window = window
     reading.resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000))
-    const own = this.clients.limitOf(clientId)
+    const own = this.clients.limitOf(clientId, now)
     if (own instanceof Promise) return own.then((limit) => this.#count(use, reading, limit))
     return this.#count(use, reading, own)
   }

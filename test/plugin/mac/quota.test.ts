@@ -7,6 +7,7 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { grantAccessToken, updateClient } from '../../../plugin/index.ts'
+import { CLIENT_LIMIT_MAX_AGE_MS } from '../../../plugin/mac/client-limits.ts'
 import { MAX_LABELLED_CLIENTS } from '../../../plugin/mac/quota-refusals.ts'
 import { addClient, buildTestApp } from '../../helpers/app.ts'
 import { steppedClock } from '../../helpers/clock.ts'
@@ -98,6 +99,15 @@ for (const store of ['memory', 'redis'] as const) {
     t.equal(sixth.statusCode, 429)
     t.equal(sixth.headers['ratelimit-policy'], '"per-minute";q=5;w=60')
 
+    // The limit read is held CLIENT_LIMIT_MAX_AGE_MS by the verifier's clock, then read again.
+    await updateClient(backing, generous.clientId, { quotaPerMinute: 8 })
+    clock.step(CLIENT_LIMIT_MAX_AGE_MS - 1)
+    t.equal((await call(generous, '/limited/a')).headers['ratelimit-policy'], '"per-minute";q=5;w=60', 'the held limit, until it is 10 s old')
+    clock.step(1)
+    const raised = await call(generous, '/limited/a')
+    t.equal(raised.statusCode, 200, 'the raised limit, read again at 10 s')
+    t.equal(raised.headers['ratelimit-policy'], '"per-minute";q=8;w=60')
+
     const blocked = await liveToken(app)
     await updateClient(backing, blocked.clientId, { quotaPerMinute: 0 })
     const zero = await call(blocked, '/limited/a')
@@ -114,11 +124,17 @@ t.test('Redis stopped: a limited route answers 503 96000 with its policy; client
   const tokens = await liveToken(app)
   // The token is cached: the outage meets the counted nonce, not the token's read.
   t.equal((await signedInject(app, { url: '/limited/a', token: tokens.accessToken, macKey: tokens.macKey })).statusCode, 200)
+  // Another client's token, cached by a free route: its first limited call reads its client's limit.
+  const unread = await liveToken(app)
+  t.equal((await signedInject(app, { url: '/free/a', token: unread.accessToken, macKey: unread.macKey })).statusCode, 200)
   await redis.stop()
   const down = await signedInject(app, { url: '/limited/a', token: tokens.accessToken, macKey: tokens.macKey })
   t.equal(down.statusCode, 503)
   t.equal(down.json().code, 96000)
   t.equal(down.headers['ratelimit-policy'], '"per-minute";q=3;w=60')
+  const limitUnread = await signedInject(app, { url: '/limited/a', token: unread.accessToken, macKey: unread.macKey })
+  t.equal(limitUnread.statusCode, 503, 'the client\'s limit cannot be read: an outage too')
+  t.equal(limitUnread.json().code, 96000)
   await t.rejects(store.quotaUsed([`${tokens.clientId}:/limited/*`], 0), { code: 'OA_SERVICE_UNAVAILABLE' })
   t.same(await store.quotaUsed([], 0), [], 'nothing asked, nothing sent')
 })
