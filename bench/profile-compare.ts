@@ -1,18 +1,11 @@
 // Two targets' CPU profiles side by side, by function: each function's self time per request,
 // averaged over the rounds, and what the second adds over the first. For a rung that costs more
 // than its parts (the ladder): which functions the difference is in, under load, in the server.
-import { functionLabel, type Profile } from './profile-steps.ts'
+import { functionLabel, timeBy, type Profile } from './profile-steps.ts'
 
 /** Microseconds of the main thread's time per request in each function (its own time, not its callees'); idle left out. */
 export function selfPerRequest (profile: Profile, requests: number): Map<string, number> {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const micros = new Map<string, number>()
-  profile.samples.forEach((id, index) => {
-    const frame = byId.get(id)!.callFrame
-    if (frame.functionName === '(idle)') return
-    const name = functionLabel(frame)
-    micros.set(name, (micros.get(name) ?? 0) + (profile.timeDeltas[index] ?? 0))
-  })
+  const micros = timeBy(profile, (frame) => frame.functionName === '(idle)' ? undefined : functionLabel(frame))
   for (const [name, total] of micros) micros.set(name, total / Math.max(1, requests))
   return micros
 }

@@ -43,16 +43,25 @@ function stepOf ({ url, functionName }: ProfileNode['callFrame']): Step | 'idle'
   return 'Node (sockets, HTTP parsing, event loop)'
 }
 
+/**
+ * Each sample's time (µs, its `timeDeltas` entry) summed by what `keyOf` makes of its function:
+ * the one walk over a profile's samples that every table here starts from. A sample whose key is
+ * undefined is left out.
+ */
+export function timeBy<K> (profile: Profile, keyOf: (frame: ProfileNode['callFrame']) => K | undefined): Map<K, number> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const micros = new Map<K, number>()
+  profile.samples.forEach((id, index) => {
+    const key = keyOf(byId.get(id)!.callFrame)
+    if (key !== undefined) micros.set(key, (micros.get(key) ?? 0) + (profile.timeDeltas[index] ?? 0))
+  })
+  return micros
+}
+
 /** Microseconds of CPU per request in each step. */
 export function stepsPerRequest (profile: Profile, requests: number): Map<Step, number> {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const micros = new Map<Step, number>(STEPS.map((step) => [step, 0]))
-  profile.samples.forEach((id, index) => {
-    const step = stepOf(byId.get(id)!.callFrame)
-    if (step !== 'idle') micros.set(step, micros.get(step)! + (profile.timeDeltas[index] ?? 0))
-  })
-  for (const step of STEPS) micros.set(step, micros.get(step)! / Math.max(1, requests))
-  return micros
+  const busy = timeBy(profile, (frame) => { const step = stepOf(frame); return step === 'idle' ? undefined : step })
+  return new Map(STEPS.map((step) => [step, (busy.get(step) ?? 0) / Math.max(1, requests)]))
 }
 
 export function stepsTable (steps: Map<Step, number>): string {

@@ -14,7 +14,7 @@ import { runLoad, signed, zipfSigned, type Credentials } from './load.ts'
 import { isGatewayReady, type GatewayKind } from './messages.ts'
 import { resultsDirectory } from './paths.ts'
 import { comparisonTable, selfPerRequest } from './profile-compare.ts'
-import { functionLabel, stepsPerRequest, stepsTable, type Profile } from './profile-steps.ts'
+import { functionLabel, stepsPerRequest, stepsTable, timeBy, type Profile } from './profile-steps.ts'
 import { pinSelf, startGateway, startRedis, startServer, type Target } from './processes.ts'
 import { GATEWAY_STEPS, isGatewayStep } from './rungs.ts'
 import { MIX_LRU, PATH, POPULATION } from './scenarios.ts'
@@ -30,33 +30,27 @@ function isTarget (kind: string): boolean {
   return kind === 'proxy' || PROFILED.has(kind) || (kind.startsWith(LADDER) && isGatewayStep(kind.slice(LADDER.length)))
 }
 
-function topSelfTime (profile: Profile, count = 25): string {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const totals = new Map<string, number>()
-  for (const id of profile.samples) {
-    const name = functionLabel(byId.get(id)!.callFrame)
-    totals.set(name, (totals.get(name) ?? 0) + 1)
-  }
+/** A table's rows: each key's share of `total`, largest first. */
+function shares (totals: Map<string, number>, total: number, count: number, suffix = ''): string {
   return [...totals].sort((a, b) => b[1] - a[1]).slice(0, count)
-    .map(([name, samples]) => `${(100 * samples / profile.samples.length).toFixed(1).padStart(5)}%  ${name}`).join('\n')
+    .map(([key, micros]) => `${(100 * micros / total).toFixed(1).padStart(5)}%${suffix}  ${key}`).join('\n')
+}
+
+const sum = (totals: Map<string, number>): number => [...totals.values()].reduce((all, micros) => all + micros, 0)
+
+function topSelfTime (profile: Profile, count = 25): string {
+  const totals = timeBy(profile, functionLabel)
+  return shares(totals, sum(totals), count)
 }
 
 /** Self time by where the code lives: our modules, each package, Node's internals, GC. */
 function byOwner (profile: Profile): string {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const totals = new Map<string, number>()
-  for (const id of profile.samples) {
-    const { url, functionName } = byId.get(id)!.callFrame
-    const owner = url === ''
-      ? `(${functionName.replace(/[()]/g, '') || 'native'})`
-      : url.includes('node_modules/')
-        ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
-        : url.startsWith('node:') ? 'node internals' : url.replace(/^file:\/\/.*?\/(plugin|gateway|bench)\//, '$1/').replace(/\/[^/]*$/, '/')
-    totals.set(owner, (totals.get(owner) ?? 0) + 1)
-  }
-  const busy = profile.samples.length - (totals.get('(idle)') ?? 0)
-  return [...totals].filter(([owner]) => owner !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, 16)
-    .map(([owner, samples]) => `${(100 * samples / busy).toFixed(1).padStart(5)}% of busy  ${owner}`).join('\n')
+  const busy = timeBy(profile, ({ url, functionName }) => url === ''
+    ? functionName === '(idle)' ? undefined : `(${functionName.replace(/[()]/g, '') || 'native'})`
+    : url.includes('node_modules/')
+      ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
+      : url.startsWith('node:') ? 'node internals' : url.replace(/^file:\/\/.*?\/(plugin|gateway|bench)\//, '$1/').replace(/\/[^/]*$/, '/'))
+  return shares(busy, sum(busy), 16, ' of busy')
 }
 
 interface Profiled {
