@@ -9,7 +9,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fastifyHttpProxy from '@fastify/http-proxy'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, startTracing, UPSTREAM_POOL, withProcessMetrics } from '../gateway/index.ts'
+import { buildAdminServer, buildGateway, logDestination, openStore, parseConfig, startTracing, tuneHeapForServing, UPSTREAM_POOL, withProcessMetrics } from '../gateway/index.ts'
 import { grantAccessToken, grantCode, MemoryStore, RedisStore, registerClient, ScopeRegistry, type Store } from '../plugin/index.ts'
 import { isGatewayKind, isRunnerMessage, type CacheStats, type GatewayKind, type Ready, type RunnerMessage, type TargetMessage } from './messages.ts'
 import { RequestCounters } from './counters.ts'
@@ -197,6 +197,8 @@ async function answer (message: RunnerMessage, served: Served): Promise<TargetMe
 }
 
 async function main (): Promise<void> {
+  // Every gateway here runs as `macgate start` runs it; the upstream and the plain proxy as Node starts.
+  if (isGatewayKind(kind)) tuneHeapForServing()
   const served = await serve()
   process.on('message', (message) => {
     if (!isRunnerMessage(message)) return

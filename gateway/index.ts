@@ -3,6 +3,7 @@
 // the load tester. Everything else in gateway/ is the service's own.
 export { buildGateway, logSerializers, type GatewayOptions } from './assembly/build-gateway.ts'
 export { openStore } from './assembly/stores.ts'
+export { tuneHeapForServing } from './assembly/heap-tuning.ts'
 export { parseConfig, loadConfig, ConfigError, sampleRoutes, type GatewayConfig, type RouteRule } from './config/gateway-config.ts'
 export type { TlsFiles, Http2Settings, HstsSettings } from './config/edge-settings.ts'
 export { TlsCertificates, TlsFileError, configLabels, type TlsLabels, type TlsReload } from './edge/tls.ts'

@@ -14,15 +14,19 @@ export interface Deadlined {
  * way) made a Timeout object, a closure and two calls into the timer lists for each nonce batch and
  * each turn's token reads. Commands of one timeout are watched in the order they were sent, which
  * is the order one connection's answers come in: a settling command is almost always the first,
- * dropped at once (`settled`), so a settled command is not held; the timer, armed for the first
+ * let go at once (`settled`: its slot emptied, not only passed, or the list would hold every
+ * command it passed, and what each refers to, until it empties, which under steady load is seldom;
+ * whatever a command holds would then live long enough to reach the old generation, and every
+ * young collection would copy it); the timer, armed for the first
  * one's deadline, fails each command past its own and arms again for the next. Unref'd: a command
  * in flight keeps the process up by its socket, not by its timer.
  */
 export class CommandDeadlines {
   readonly #ms: number
   readonly #clock: () => number
-  readonly #watched: Deadlined[] = []
-  /** Where the watched begin: those before it are settled or failed. */
+  /** The commands watched, in the order sent; the slots before `#first` are emptied. */
+  readonly #watched: Array<Deadlined | undefined> = []
+  /** Where the watched begin: those before it are settled or failed, and let go. */
   #first = 0
   #timer: NodeJS.Timeout | undefined
 
@@ -49,14 +53,14 @@ export class CommandDeadlines {
    */
   settled (command: Deadlined): void {
     if (this.#watched[this.#first] !== command) return
-    this.#first++
+    this.#watched[this.#first++] = undefined
     this.#dropSettled()
   }
 
   #dropSettled (): void {
     const watched = this.#watched
     let first = this.#first
-    while (first < watched.length && watched[first]!.isSettled) first++
+    while (first < watched.length && watched[first]!.isSettled) watched[first++] = undefined
     if (first === watched.length) {
       watched.length = 0
       first = 0
@@ -76,9 +80,11 @@ export class CommandDeadlines {
     let first = this.#first
     for (; first < watched.length; first++) {
       const command = watched[first]!
-      if (command.isSettled) continue
-      if (command.deadline > now) break
-      due.push(command)
+      if (!command.isSettled) {
+        if (command.deadline > now) break
+        due.push(command)
+      }
+      watched[first] = undefined
     }
     this.#first = first
     this.#dropSettled()

@@ -2,6 +2,8 @@
 // deadline unless settled, a settled command is let go at once when answers come in order, and
 // one answered out of order is held only until those before it go. Timers and clock are stepped.
 import { mock } from 'node:test'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import t, { type Test } from 'tap'
 import { CommandDeadlines, type Deadlined } from '../../../plugin/store/redis/command-deadlines.ts'
 
@@ -26,6 +28,9 @@ class FakeCommand implements Deadlined {
     this.isSettled = true
   }
 }
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
 
 function stepped (t: Test): void {
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 })
@@ -94,5 +99,35 @@ t.test('a long run answered in order behind the ones still waiting: let go, and 
   t.equal(watch.watching, 500, 'the 2,500 answered let go')
   mock.timers.tick(1000)
   t.equal(commands.filter((command) => command.timedOutAt === 1000).length, 500, 'the 500 unanswered failed at their deadline')
+  t.equal(watch.watching, 0)
+})
+
+t.test('under steady load (never a moment with none in flight), a command is let go once passed', async (t) => {
+  stepped(t)
+  const watch = new CommandDeadlines(2000, Date.now)
+  // Each made in a function of its own, so that only the watch could still hold it.
+  const settledFirst = (): WeakRef<FakeCommand> => {
+    const first = new FakeCommand(watch)
+    watch.watch(first)
+    return new WeakRef(first)
+  }
+  const answered = settledFirst()
+  const late = new FakeCommand(watch)
+  watch.watch(late)
+  answered.deref()!.settle()
+  const behindLate = settledFirst()
+  behindLate.deref()!.settle()
+  mock.timers.tick(1000)
+  const newest = new FakeCommand(watch)
+  watch.watch(newest)
+  mock.timers.tick(1000)
+  t.ok(late.timedOutAt !== undefined, 'the unanswered one timed out at its deadline')
+  t.equal(watch.watching, 1, 'the newest still in flight: the list has not emptied')
+  // A WeakRef holds its target to the end of the job that made it: collected only after.
+  await new Promise((resolve) => setImmediate(resolve))
+  gc()
+  t.equal(answered.deref(), undefined, 'answered first: collected while others are in flight')
+  t.equal(behindLate.deref(), undefined, 'answered behind one that timed out: collected once passed')
+  newest.settle()
   t.equal(watch.watching, 0)
 })
