@@ -15,7 +15,7 @@ export const PAGE_PROMOTION_FLAG = '--page-promotion'
  * die in the old generation a moment later, and until the next full collection they hold every
  * young object they point to, which the next young collection copies and moves up in turn. With it
  * off, the bench's gateway on Redis nonces spent about 5 µs a request in young collections instead of
- * 40-48, and its CPU a request fell by about 15% (README, Performance); the plain proxy's did not move.
+ * 40-48, and its CPU a request fell by about 15% (bench/HISTORY.md); the plain proxy's did not move.
  */
 export function tuneHeapForServing (execArgv: readonly string[] = process.execArgv): boolean {
   if (execArgv.some((arg) => arg.replaceAll('_', '-').replace('--no-', '--') === PAGE_PROMOTION_FLAG)) return false
