@@ -1,7 +1,7 @@
 // Two targets' CPU profiles side by side, by function: each function's self time per request,
 // averaged over the rounds, and what the second adds over the first. For a rung that costs more
 // than its parts (the ladder): which functions the difference is in, under load, in the server.
-import { functionLabel, timeBy, type Profile } from './profile-steps.ts'
+import { functionLabel, sumOf, timeBy, type Profile } from './profile-steps.ts'
 
 /** Microseconds of the main thread's time per request in each function (its own time, not its callees'); idle left out. */
 export function selfPerRequest (profile: Profile, requests: number): Map<string, number> {
@@ -16,8 +16,6 @@ function mean (rounds: Array<Map<string, number>>): Map<string, number> {
   return sums
 }
 
-const total = (micros: Map<string, number>): number => [...micros.values()].reduce((sum, value) => sum + value, 0)
-
 /** The busy time per request of each, and the `count` functions whose time moved most, second less first. */
 export function comparisonTable (names: [string, string], first: Array<Map<string, number>>, second: Array<Map<string, number>>, count = 30): string {
   const [a, b] = [mean(first), mean(second)]
@@ -26,7 +24,7 @@ export function comparisonTable (names: [string, string], first: Array<Map<strin
     .sort((x, y) => Math.abs(y[1]) - Math.abs(x[1]))
     .slice(0, count)
   return [
-    `main thread busy per request: ${names[0]} ${total(a).toFixed(1)} µs, ${names[1]} ${total(b).toFixed(1)} µs (${(total(b) - total(a)).toFixed(1)}; under the profiler, which adds its own cost)`,
+    `main thread busy per request: ${names[0]} ${sumOf(a).toFixed(1)} µs, ${names[1]} ${sumOf(b).toFixed(1)} µs (${(sumOf(b) - sumOf(a)).toFixed(1)}; under the profiler, which adds its own cost)`,
     '',
     `${'µs/req'.padStart(7)}  function (${names[1]} less ${names[0]})`,
     ...moved.map(([name, micros]) => `${(micros >= 0 ? '+' : '') + micros.toFixed(2)}`.padStart(7) + `  ${name}`)

@@ -58,6 +58,11 @@ export function timeBy<K> (profile: Profile, keyOf: (frame: ProfileNode['callFra
   return micros
 }
 
+/** The sum of a table's values (its microseconds). */
+export function sumOf<K> (micros: Map<K, number>): number {
+  return [...micros.values()].reduce((sum, value) => sum + value, 0)
+}
+
 /** Microseconds of CPU per request in each step. */
 export function stepsPerRequest (profile: Profile, requests: number): Map<Step, number> {
   const busy = timeBy(profile, (frame) => { const step = stepOf(frame); return step === 'idle' ? undefined : step })
@@ -65,6 +70,6 @@ export function stepsPerRequest (profile: Profile, requests: number): Map<Step, 
 }
 
 export function stepsTable (steps: Map<Step, number>): string {
-  const total = [...steps.values()].reduce((sum, value) => sum + value, 0)
+  const total = sumOf(steps)
   return [...steps].map(([step, micros]) => `${micros.toFixed(1).padStart(6)} µs  ${step}`).concat(`${total.toFixed(1).padStart(6)} µs  total`).join('\n')
 }

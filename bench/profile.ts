@@ -14,7 +14,7 @@ import { runLoad, signed, zipfSigned, type Credentials } from './load.ts'
 import { isGatewayReady, type GatewayKind } from './messages.ts'
 import { resultsDirectory } from './paths.ts'
 import { comparisonTable, selfPerRequest } from './profile-compare.ts'
-import { functionLabel, stepsPerRequest, stepsTable, timeBy, type Profile } from './profile-steps.ts'
+import { functionLabel, stepsPerRequest, stepsTable, sumOf, timeBy, type Profile } from './profile-steps.ts'
 import { pinSelf, startGateway, startRedis, startServer, type Target } from './processes.ts'
 import { GATEWAY_STEPS, isGatewayStep } from './rungs.ts'
 import { MIX_LRU, PATH, POPULATION } from './scenarios.ts'
@@ -30,17 +30,16 @@ function isTarget (kind: string): boolean {
   return kind === 'proxy' || PROFILED.has(kind) || (kind.startsWith(LADDER) && isGatewayStep(kind.slice(LADDER.length)))
 }
 
-/** A table's rows: each key's share of `total`, largest first. */
-function shares (totals: Map<string, number>, total: number, count: number, suffix = ''): string {
+/** A table's rows: each key's share of the whole, largest first. */
+function shares (totals: Map<string, number>, count: number, suffix = ''): string {
+  const total = sumOf(totals)
   return [...totals].sort((a, b) => b[1] - a[1]).slice(0, count)
     .map(([key, micros]) => `${(100 * micros / total).toFixed(1).padStart(5)}%${suffix}  ${key}`).join('\n')
 }
 
-const sum = (totals: Map<string, number>): number => [...totals.values()].reduce((all, micros) => all + micros, 0)
-
 function topSelfTime (profile: Profile, count = 25): string {
   const totals = timeBy(profile, functionLabel)
-  return shares(totals, sum(totals), count)
+  return shares(totals, count)
 }
 
 /** Self time by where the code lives: our modules, each package, Node's internals, GC. */
@@ -50,7 +49,7 @@ function byOwner (profile: Profile): string {
     : url.includes('node_modules/')
       ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
       : url.startsWith('node:') ? 'node internals' : url.replace(/^file:\/\/.*?\/(plugin|gateway|bench)\//, '$1/').replace(/\/[^/]*$/, '/'))
-  return shares(busy, sum(busy), 16, ' of busy')
+  return shares(busy, 16, ' of busy')
 }
 
 interface Profiled {
