@@ -31,9 +31,10 @@ const COUNTED_REQUESTS = numberOption('--count', 100) ?? (quick ? (process.argv.
  * Processes each rung's bytes and writes are counted in: its own and the rest started afresh, each
  * warmed first; the median is the rung's. Passes in one process agree to some tens of bytes a
  * request, but one process's figure differs from the next's by up to a few hundred (the same code
- * and load; what V8 compiled, and when), which is a rung's whole budget. `--processes N` sets it.
+ * and load; what V8 compiled, and when), which is a rung's whole budget (L7's three spread by
+ * 368 on 2026-11-27): the median of five. `--processes N` sets it.
  */
-const COUNTED_PROCESSES = numberOption('--processes', 1) ?? (quick ? 1 : 3)
+const COUNTED_PROCESSES = numberOption('--processes', 1) ?? (quick ? 1 : 5)
 
 /** Load that warms a rung's fresh process before its count (a quick run's: its one round's length). */
 const WARM_SECONDS = quick ? SECONDS : 6

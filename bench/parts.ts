@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { Histogram, Registry } from 'prom-client'
-import { Redis } from 'ioredis'
+import { Redis, type Command } from 'ioredis'
 import { Pool } from 'undici'
 import type { FastifyInstance } from 'fastify'
 import { makeNonce, signRequest } from '../plugin/client/index.ts'
@@ -23,6 +23,7 @@ import { canonicalQuery, computeMac, signingKeyOf, stringToSign } from '../plugi
 import { TokenCache } from '../plugin/mac/token-cache.ts'
 import type { MacVerifier } from '../plugin/mac/verify.ts'
 import { NonceKeys, type NonceUse } from '../plugin/store/nonce-key.ts'
+import type { Pending } from '../plugin/store/pending.ts'
 import { grantAccessToken, MemoryStore, Metrics, RedisStore, registerClient, ScopeRegistry, type MacIdentity, type Store } from '../plugin/index.ts'
 import { registerAccessLog } from '../gateway/operator/access-log.ts'
 import { registerRequestMetrics } from '../gateway/operator/request-metrics.ts'
@@ -281,6 +282,26 @@ async function bareRoundTrips (url: string): Promise<{ ping: () => Promise<void>
   }
 }
 
+/** The one command the store sends for what `send` makes it do: its name and its arguments, as ioredis keeps them. */
+async function sentByStore (store: RedisStore, send: () => Promise<void>): Promise<{ name: string, args: Array<string | Buffer | number> }> {
+  // The parts' store is on a single Redis.
+  const client = store.redis as Redis
+  const sendCommand = client.sendCommand
+  let sent: Command | undefined
+  client.sendCommand = (...args: Parameters<typeof sendCommand>) => {
+    sent ??= args[0]
+    return sendCommand.apply(client, args)
+  }
+  try {
+    await send()
+  } finally {
+    client.sendCommand = sendCommand
+  }
+  if (sent === undefined) throw new Error('the store sent no command')
+  // ioredis flattened the arguments as it made the command.
+  return { name: sent.name, args: sent.args as Array<string | Buffer | number> }
+}
+
 /**
  * L7 and L9: the Redis store's parts, against a real Redis: the nonce batch, the quota count, a
  * token read on a miss. Under L7, the floor of any batch: one round trip to Redis, through ioredis
@@ -301,18 +322,22 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
       const tag = pass++
       uses = Array.from({ length: CALLS }, (_, i) => nonceKeys.use(tokenPart, `${tag}-${i}:${minute}`, minute, 120))
     },
-    // As the verifier waits: one `then` on each request's answer, no promise of its own; the
-    // pass's one promise a turn only waits for the turn's last answer.
+    // As the MAC hook waits (plugin/mac/hook.ts): each request's answer delivered to a receiver,
+    // no `then`, no promise of its own (one receiver a turn here, where the hook makes one a
+    // request); the pass's one promise a turn only waits for the turn's last answer.
     pass: async (calls) => {
       for (let i = 0; i < calls; i += size) {
         await new Promise<void>((resolve, reject) => {
           let left = Math.min(size, calls - i)
-          const answered = (): void => { if (--left === 0) resolve() }
-          for (let j = i; j < i + size && j < calls; j++) (store.useNonce(uses[j]!) as PromiseLike<boolean>).then(answered, reject)
+          const receiver = { fulfilled: (): void => { if (--left === 0) resolve() }, rejected: reject }
+          for (let j = i; j < i + size && j < calls; j++) (store.useNonce(uses[j]!) as Pending<boolean>).deliver(receiver)
         })
       }
     }
   }))
+  // The batch's own call through ioredis's API: a turn's five nonces as the store writes them
+  // (caught once as the store sends them), one EVALSHA a turn, per request: the library's floor.
+  const batchCall = await sentByStore(store, async () => { await Promise.all(Array.from({ length: 5 }, async (_, i) => await store.useNonce(nonceKeys.use(tokenPart, `call-${i}:${minute}`, minute, 120)))) })
   const quota = {
     rung: 'L7 Redis nonces',
     name: 'quota count with the nonce, 5 a turn (per request)',
@@ -333,6 +358,7 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
     ...batches,
     { rung: 'L7 Redis nonces', name: 'ioredis PING alone, 1 a turn (a round trip)', floor: true, call: () => {}, pass: async (calls) => { for (let i = 0; i < calls; i++) await redis.ping() } },
     { rung: 'L7 Redis nonces', name: 'a bare socket PING, 1 a turn (a round trip, no client library)', floor: true, call: () => {}, pass: async (calls) => { for (let i = 0; i < calls; i++) await bare.ping() } },
+    { rung: 'L7 Redis nonces', name: 'ioredis EVALSHA of a 5-nonce batch alone, 1 a turn (per request)', floor: true, call: () => {}, pass: async (calls) => { for (let i = 0; i < calls; i += 5) await redis.call(batchCall.name, batchCall.args) } },
     quota,
     { rung, name: 'the miss (no LRU: store read, checks, opening)', call: () => {}, pass: async (calls) => { await inTurns(calls, 5, async () => await cold.lookup(accessToken)) } },
     { rung, name: 'the token read alone (store, 5 a turn)', call: () => {}, pass: async (calls) => { await inTurns(calls, 5, async () => await store.getAccessToken(hash, grantId)) } },

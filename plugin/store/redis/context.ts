@@ -16,6 +16,12 @@ export type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<Sc
  */
 export type CommandObserver = (command: string, seconds: number, failed: boolean, batchSize?: number, waiters?: unknown[]) => void
 
+/** Where a script call's answer goes (`RedisContext.script`): methods, so that a call makes no callback of its own. */
+export interface ScriptReceiver {
+  answered: (value: unknown) => void
+  failed: (error: unknown) => void
+}
+
 /**
  * What every role of the Redis store shares: the client, the key names, the store's clock, and
  * the one way a command's answer is awaited (`answer`), which is where an outage becomes a 503.
@@ -116,17 +122,17 @@ export class RedisContext {
    * A script of `scripts.ts` called by its SHA1 (EVALSHA), written as `send` writes: past ioredis's
    * own script call, which adds a promise, a closure and copies of the arguments to every call. The
    * command copies `keys` and `args` as it is made: the caller may reuse them at once. Its
-   * answer or its failure goes to `answered` or `failed`, as ioredis gave it. A Redis that does not
+   * answer or its failure goes to `receiver`, as ioredis gave it. A Redis that does not
    * know the script (restarted, or its scripts flushed) answers NOSCRIPT: the call is made again
    * through ioredis's defined command, which sends the script's text and so loads it for the next.
    */
-  script (name: ScriptName, keys: string[], args: string[], answered: (value: unknown) => void, failed: (error: unknown) => void): void {
+  script (name: ScriptName, keys: string[], args: string[], receiver: ScriptReceiver): void {
     const command = new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, ...args], 'utf8')
     void this.redis.sendCommand(command)
-    command.promise.then(answered, (error: unknown) => {
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) return failed(error)
+    command.promise.then((value) => { receiver.answered(value) }, (error: unknown) => {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) return receiver.failed(error)
       // The command's own copy of the arguments (the caller may have reused its arrays by now), less the SHA1.
-      this.redis[name](...command.args.slice(1) as string[]).then(answered, failed)
+      this.redis[name](...command.args.slice(1) as string[]).then((value) => { receiver.answered(value) }, (again: unknown) => { receiver.failed(again) })
     })
   }
 

@@ -1,7 +1,7 @@
 import { errors } from '../../http/errors.ts'
 import { keyByte, keyWord, NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
 import { Pending } from '../pending.ts'
-import { orUnavailable, type RedisContext } from './context.ts'
+import { orUnavailable, type RedisContext, type ScriptReceiver } from './context.ts'
 import { IntegerList } from './integer-list.ts'
 import type { RedisKeys } from './keys.ts'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
@@ -63,8 +63,10 @@ export class RedisNonces implements NonceLog, NonceReports {
   readonly #clock: () => number
   /** A cluster's quota counters: one call per turn, before the nonces. */
   readonly #counters: CounterBatches
-  /** This turn's batches: one on a single Redis (index 0), else one per slot tag. */
-  #batches: Array<Batch | undefined> = []
+  /** This turn's batches: one on a single Redis (index 0), else one per slot tag; the list kept from turn to turn. */
+  readonly #batches: Array<Batch | undefined> = Array.from({ length: 16 }, () => undefined)
+  /** How many of them this turn has: the first schedules the turn's sending. */
+  #open = 0
   /** Each slot's call parts, reused by its batch of every turn. */
   readonly #parts: Array<CallParts | undefined> = []
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
@@ -214,7 +216,7 @@ export class RedisNonces implements NonceLog, NonceReports {
   #batch (slot: number): Batch {
     let batch = this.#batches[slot]
     if (batch === undefined) {
-      if (this.#batches.every((other) => other === undefined)) this.#context.atTurnEnd(this.#sendAll)
+      if (this.#open++ === 0) this.#context.atTurnEnd(this.#sendAll)
       batch = new Batch(this.#parts[slot] ??= new CallParts())
       this.#batches[slot] = batch
     }
@@ -223,8 +225,13 @@ export class RedisNonces implements NonceLog, NonceReports {
 
   readonly #sendAll = (): void => {
     const batches = this.#batches
-    this.#batches = []
-    for (const batch of batches) if (batch !== undefined) this.#send(batch)
+    this.#open = 0
+    for (let slot = 0; slot < batches.length; slot++) {
+      const batch = batches[slot]
+      if (batch === undefined) continue
+      batches[slot] = undefined
+      this.#send(batch)
+    }
   }
 
   #send (batch: Batch): void {
@@ -232,21 +239,11 @@ export class RedisNonces implements NonceLog, NonceReports {
       // The window's end: the minute's last second plus the longest skew (60 minutes) at most.
       if (!this.#known.has(tagMinute)) this.#known.set(tagMinute, (Math.floor(tagMinute / 16) + 62) * 60_000)
     }
-    const observer = this.#observer()
-    const started = observer === undefined ? 0 : performance.now()
-    const told = (failed: boolean): void => observer?.('macgateUseNonces', (performance.now() - started) / 1000, failed, batch.plain.length + batch.counted.length, batch.waiters)
+    batch.observer = this.#observer()
+    if (batch.observer !== undefined) batch.started = performance.now()
     const { parts } = batch
     // The command copies the keys as it is made: the parts are emptied for the next turn after.
-    this.#context.script('macgateUseNonces', parts.keys, parts.takeArguments(),
-      (answers) => {
-        told(false)
-        batch.settle(answers as unknown[])
-      },
-      (error) => {
-        told(true)
-        batch.fail(errors.storeUnavailable(undefined, { cause: error }))
-      }
-    )
+    this.#context.script('macgateUseNonces', parts.keys, parts.takeArguments(), batch)
     parts.clear()
   }
 }
@@ -328,13 +325,16 @@ class CallParts {
  * lists of integers written as the script's texts (scripts.ts) as they come (integer-list.ts): one
  * string each when the call is sent, none per request.
  */
-class Batch {
+class Batch implements ScriptReceiver {
   /** Its slot's call being built (`CallParts`), until it is sent. */
   readonly parts: CallParts
   readonly plain: Array<Pending<boolean>> = []
   readonly counted: Array<Pending<CountedUse>> = []
   /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */
   waiters: unknown[] | undefined = undefined
+  /** Told of the call as it settles (set as it is sent), and when it was sent (only with an observer). */
+  observer: NonceObserver = undefined
+  started = 0
 
   constructor (parts: CallParts) {
     this.parts = parts
@@ -344,15 +344,24 @@ class Batch {
    * The script's answers: a text of one character per plain nonce, `1` (first use) or `0`; then
    * per counted nonce its status and its counter's value.
    */
-  settle (answers: unknown[]): void {
+  answered (value: unknown): void {
+    this.#told(false)
+    const answers = value as unknown[]
     const fresh = answers[0] as string
     for (let i = 0; i < this.plain.length; i++) this.plain[i]!.resolve(fresh.charCodeAt(i) === ONE)
     for (let i = 0; i < this.counted.length; i++) this.counted[i]!.resolve({ outcome: OUTCOMES[(answers[1 + 2 * i] as number) + 1]!, used: answers[2 + 2 * i] as number })
   }
 
-  fail (error: Error): void {
+  /** Every request of the call answered with the store outage. */
+  failed (cause: unknown): void {
+    this.#told(true)
+    const error = errors.storeUnavailable(undefined, { cause })
     for (const answer of this.plain) answer.reject(error)
     for (const answer of this.counted) answer.reject(error)
+  }
+
+  #told (failed: boolean): void {
+    this.observer?.('macgateUseNonces', (performance.now() - this.started) / 1000, failed, this.plain.length + this.counted.length, this.waiters)
   }
 }
 
