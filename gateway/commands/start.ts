@@ -80,8 +80,8 @@ async function loadCertificates (cert: string | undefined, key: string | undefin
  * inherit the process's environment.
  */
 export async function startCommand (args: string[], { env, stdout }: CommandIO): Promise<void> {
-  // First, before the process allocates much: V8 reads it at each young collection.
-  const pagePromotionOff = tuneHeapForServing()
+  // First, before the process allocates much: V8 reads them at each young collection.
+  const heapTuning = tuneHeapForServing()
   const { values } = parseCommand('start', { args, options: { config: { type: 'string' }, workers: { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' } } })
   const workers = values.workers !== undefined ? workerCount(values.workers) : workerCount(env.MACGATE_WORKERS, 'MACGATE_WORKERS')
   const port = portOf(env.PORT)
@@ -160,7 +160,7 @@ export async function startCommand (args: string[], { env, stdout }: CommandIO):
     await app.close()
     throw new OperatorError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
   }
-  app.log.info({ pagePromotion: pagePromotionOff ? 'off' : 'as node was started' }, pagePromotionOff ? 'V8 page promotion off for serving (node --page-promotion keeps it on)' : 'V8 page promotion as node was started')
+  app.log.info(heapTuning, 'V8 tuned for serving: page promotion and allocation-site pretenuring off unless node was started with either (README, "Running at scale")')
   const registry = withProcessMetrics(app.macgate.metrics.registry)
   let adminListener: FastifyInstance | undefined
   if (cluster.isWorker) {

@@ -246,7 +246,7 @@ t.test('start without REDIS_URL: the embedded store and its demo', async (t) => 
   t.equal(out.stdout.split(password).length - 1, 1, 'the password appears only in the banner')
   const logs = out.stdout.split('\n').filter((line) => line.startsWith('{')).join('\n') + out.stderr
   t.match(logs, /"msg":"Server listening at/, 'the server logged')
-  t.match(logs, /"pagePromotion":"off"/, 'the serving process\'s V8 tuning is said')
+  t.match(logs, /"pagePromotion":"off","allocationSitePretenuring":"off"/, 'the serving process\'s V8 tuning is said')
   assertQuietLogs(t, logs, { client_secret: secret, password, code, access_token: body.access_token as string, refresh_token: body.refresh_token as string, mac_key: body.mac_key as string })
 })
 
