@@ -4,6 +4,7 @@
 // still gets its own answer. Not /proc/self/io: it counts every file's writes, the test
 // runner's output and libuv's own wake-ups among them.
 import type { Socket } from 'node:net'
+import type { Redis } from 'ioredis'
 import t from 'tap'
 import { RedisStore } from '../../../plugin/index.ts'
 import { hashSecret, mintToken, newGrantId } from '../../../plugin/access/credentials.ts'
@@ -35,7 +36,7 @@ t.test('a token read and a nonce batch of one turn: one write, each answered', a
   const minute = Math.floor(Date.now() / 60_000)
   // A first turn loads the script (EVALSHA's NOSCRIPT, then the script itself): not counted.
   await Promise.all([store.getAccessToken(accessHash, grantId), store.useNonce(nonceUse(accessHash, `0:${minute}`, { minute }))])
-  const writeCalls = writeCounter((store.redis as unknown as { stream: Socket }).stream)
+  const writeCalls = writeCounter((store.redis as Redis).stream)
   const [read, fresh, replayed] = await Promise.all([
     store.getAccessToken(accessHash, grantId),
     store.useNonce(nonceUse(accessHash, `1:${minute}`, { minute })),
