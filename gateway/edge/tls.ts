@@ -67,7 +67,10 @@ function covers (name: string, servername: string): boolean {
  * refuses: a key too weak for its security level, say). Each failure names its file's field.
  */
 async function loadPair (files: TlsFiles, labels: TlsLabels): Promise<LoadedPair> {
-  const [cert, key] = await Promise.all([readPem(files.cert, labels.cert), readPem(files.key, labels.key)])
+  // One after the other: with both unreadable, the certificate is the one named, every time (read
+  // together, the first of the two failures to arrive was).
+  const cert = await readPem(files.cert, labels.cert)
+  const key = await readPem(files.key, labels.key)
   let certificate: X509Certificate
   try {
     certificate = new X509Certificate(cert)
