@@ -5,7 +5,7 @@
 // the layer rules let past the package entries: it times parts, not the package), and, where the
 // part is mostly a library's or Node's call, that call alone beside it: the floor under the part.
 // The ladder (bench/ladder.ts) measures the same parts in place; the README sets the two side by side.
-import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, hash, timingSafeEqual } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -153,6 +153,9 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
   const text = stringToSign({ nonce, method: 'GET', host: HOST, path: PATH, query: canonicalQuery('') })
   const key = signingKeyOf(macKey)
   const rawKey = createSecretKey(Buffer.from(macKey, 'utf8'))
+  // The inputs of the two one-shot hashes computeMac makes (plugin/access/hmac-key.ts), made once: pad ‖ text, pad ‖ digest.
+  const innerInput = Buffer.concat([Buffer.alloc(64, 0x36), Buffer.from(text, 'utf8')])
+  const outerInput = Buffer.alloc(84, 0x5c)
   const nonceKeys = new NonceKeys('parts secret')
   const tokenPart = nonceKeys.tokenPart('token-hash')
   const memory = new MemoryStore()
@@ -164,7 +167,8 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
     { rung, name: 'header parse', call: () => parseMacHeader(authorization) },
     { rung, name: 'string to sign (no query)', call: () => stringToSign({ nonce, method: 'GET', host: HOST, path: PATH, query: canonicalQuery('') }) },
     { rung, name: 'HMAC-SHA1 over it (macgate computeMac)', call: () => computeMac(key, text) },
-    { rung, name: 'HMAC-SHA1 alone (createHmac, KeyObject, base64)', floor: true, call: () => createHmac('sha1', rawKey).update(text).digest('base64') },
+    { rung, name: 'two one-shot SHA-1 hashes alone (crypto.hash: pad and text, pad and digest)', floor: true, call: () => hash('sha1', innerInput, 'binary') + hash('sha1', outerInput, 'base64') },
+    { rung, name: 'createHmac alone (KeyObject, base64): the HMAC computeMac made before', floor: true, call: () => createHmac('sha1', rawKey).update(text).digest('base64') },
     { rung, name: 'mac comparison', call: () => constantTimeEqual(mac, header.mac) },
     { rung, name: 'timingSafeEqual alone (two 20-byte buffers)', floor: true, call: () => timingSafeEqual(Buffer.alloc(20), Buffer.alloc(20)) },
     { rung, name: 'token LRU lookup (hit)', call: () => verifier.cache.lookup(accessToken, now) },
@@ -368,7 +372,7 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
     { rung, name: 'the token\'s tag check (grantIdOf)', call: () => grantIdOf(secret, accessToken) },
     { rung, name: 'the token\'s hash (hashSecret)', call: () => hashSecret(accessToken) },
     { rung, name: 'the mac_key opening (key derivation, AES-GCM)', call: () => openMacKey(accessToken, record.macKeySealed) },
-    { rung, name: 'the signing key (createSecretKey)', call: () => signingKeyOf(macKey) }
+    { rung, name: 'the signing key (its HMAC pads)', call: () => signingKeyOf(macKey) }
   ]
 }
 

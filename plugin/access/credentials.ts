@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hash, randomBytes, type KeyObject } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes } from 'node:crypto'
 import { constantTimeEqual, sameCharactersAt } from './constant-time.ts'
+import { HmacKey, hmacOnce } from './hmac-key.ts'
 
 // Codes and tokens are `<grantId>.<random><tag>`. The grant id puts every record of one grant in
 // one Redis Cluster hash slot and lets a token's record be found from the token alone; the tag,
@@ -17,12 +18,12 @@ export function newGrantId (): string {
 }
 
 /** The server secret as an HMAC key, prepared once rather than on every tag (each token cache miss checks one). */
-let tagKey: { secret: string, key: KeyObject } | undefined
+let tagKey: { secret: string, key: HmacKey } | undefined
 
-/** The HMAC whose first `TAG_LENGTH` characters are a body's tag. */
+/** The HMAC-SHA256 whose first `TAG_LENGTH` characters are a body's tag. */
 function tagDigest (secret: string, body: string): string {
-  if (tagKey?.secret !== secret) tagKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) }
-  return createHmac('sha256', tagKey.key).update(body).digest('base64url')
+  if (tagKey?.secret !== secret) tagKey = { secret, key: new HmacKey('sha256', secret) }
+  return tagKey.key.digest(body, 'base64url')
 }
 
 function mint (secret: string, grantId: string, randomBytesCount: number): string {
@@ -65,8 +66,9 @@ export function secretMatches (value: string, storedHash: string): boolean {
   return constantTimeEqual(hashSecret(value), storedHash)
 }
 
+/** HMAC-SHA256 under the token of the seal's purpose (each token cache miss derives one). */
 function sealingKey (token: string, purpose: string): Buffer {
-  return createHmac('sha256', token).update(purpose).digest()
+  return hmacOnce('sha256', token, purpose)
 }
 
 function seal (token: string, purpose: string, text: string): string {

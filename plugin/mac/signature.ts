@@ -1,25 +1,28 @@
-import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
+import { HmacKey, type HmacHash } from '../access/hmac-key.ts'
 import { unixMinute } from './string-to-sign.ts'
 
 // The signing string's parts live apart from node:crypto, for the browser entry of macgate/client.
 export { canonicalQuery, unixMinute, signingHost, stringToSign, type QueryVariant, type SigningInput } from './string-to-sign.ts'
 
 /** The token's mac_algorithm as node:crypto names it; anything but HmacSha256 is the spec's HmacSha1. */
-export function hashNameOf (macAlgorithm: string | undefined): 'sha1' | 'sha256' {
+export function hashNameOf (macAlgorithm: string | undefined): HmacHash {
   return macAlgorithm?.toLowerCase() === 'hmacsha256' ? 'sha256' : 'sha1'
 }
 
-/** The mac_key as an HMAC key, made once per cached token (token-cache.ts), not per request. */
-export function signingKeyOf (macKey: string): KeyObject {
-  return createSecretKey(macKey, 'utf8')
+/** The mac_key as an HMAC key under the token's hash, made once per cached token (token-cache.ts), not per request. */
+export function signingKeyOf (macKey: string, hash: HmacHash = 'sha1'): HmacKey {
+  return new HmacKey(hash, macKey)
 }
 
 /**
  * base64(HMAC-SHA1(utf8(macKey), utf8(text))), or HMAC-SHA256 for a client registered with it;
- * `macKey` as the token's text or as its prepared key (`signingKeyOf`).
+ * `macKey` as the token's text (a client signing) or as its prepared key (`signingKeyOf`, which
+ * carries its hash: `hash` is then not read).
  */
-export function computeMac (macKey: string | KeyObject, text: string, hash: 'sha1' | 'sha256' = 'sha1'): string {
-  return createHmac(hash, typeof macKey === 'string' ? Buffer.from(macKey, 'utf8') : macKey).update(text, 'utf8').digest('base64')
+export function computeMac (macKey: string | HmacKey, text: string, hash: HmacHash = 'sha1'): string {
+  if (typeof macKey !== 'string') return macKey.digest(text, 'base64')
+  return createHmac(hash, Buffer.from(macKey, 'utf8')).update(text, 'utf8').digest('base64')
 }
 
 /** A fresh nonce `R:M`, R a random signed 64-bit integer as the SDKs send it. */

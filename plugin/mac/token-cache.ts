@@ -1,5 +1,5 @@
-import type { KeyObject } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
+import type { HmacKey } from '../access/hmac-key.ts'
 import { grantIdOf, hashSecret, openMacKey } from '../access/credentials.ts'
 import { Pending } from '../store/pending.ts'
 import { NonceKeys } from '../store/nonce-key.ts'
@@ -19,10 +19,8 @@ export interface MacIdentity {
 export interface ActiveToken {
   hash: string
   macKey: string
-  /** The mac_key prepared as an HMAC key once, for every request that presents the token while cached. */
-  signingKey: KeyObject
-  /** The record's mac_algorithm as node:crypto names its hash, read once. */
-  hashName: 'sha1' | 'sha256'
+  /** The mac_key prepared as an HMAC key under the record's mac_algorithm, once, for every request that presents the token while cached. */
+  signingKey: HmacKey
   /** The token's part of its nonces' keys (`NonceKeys.tokenPart`), joined once. */
   nonceKeyPart: string
   /** When the cache reads the store again (ms, the plugin's clock): at `maxAgeMs` (past its expiry, a hit refuses it without a read). */
@@ -77,7 +75,7 @@ function entryOf (nonceKeys: NonceKeys, scopeSets: ScopeSets, { maxAgeMs, negati
   const { openId, clientId, userId, scope } = record
   const identity = Object.freeze({ openId, clientId, userId, scope: scopeSets.of(scope) })
   const macKey = openMacKey(token, record.macKeySealed)
-  return { hash, macKey, signingKey: signingKeyOf(macKey), hashName: hashNameOf(record.macAlgorithm), nonceKeyPart: nonceKeys.tokenPart(hash), cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
+  return { hash, macKey, signingKey: signingKeyOf(macKey, hashNameOf(record.macAlgorithm)), nonceKeyPart: nonceKeys.tokenPart(hash), cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
 }
 
 /**

@@ -180,9 +180,9 @@ export class MacVerifier {
 }
 
 /** Whether the header's mac is the token's over the request with this query form and host, compared in constant time. */
-function macMatches (header: MacHeader, { signingKey, hashName }: ActiveToken, { method, path }: MacRequest, query: string, host: string): boolean {
+function macMatches (header: MacHeader, { signingKey }: ActiveToken, { method, path }: MacRequest, query: string, host: string): boolean {
   const text = stringToSign({ nonce: header.nonce, method, host, path, query })
-  return constantTimeEqual(computeMac(signingKey, text, hashName), header.mac)
+  return constantTimeEqual(computeMac(signingKey, text), header.mac)
 }
 
 function identityUnlessReplayed (first: boolean, token: ActiveToken): MacIdentity {
