@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto'
 import { constantTimeEqual, sameCharactersAt } from './constant-time.ts'
 import { HmacKey, hmacOnce } from './hmac-key.ts'
 
@@ -18,17 +18,17 @@ export function newGrantId (): string {
 }
 
 /** The server secret as an HMAC key, prepared once rather than on every tag (each token cache miss checks one). */
-let tagKey: { secret: string, key: HmacKey } | undefined
+let secretKey: { secret: string, key: HmacKey } | undefined
 
-/** The HMAC-SHA256 whose first `TAG_LENGTH` characters are a body's tag. */
-function tagDigest (secret: string, body: string): string {
-  if (tagKey?.secret !== secret) tagKey = { secret, key: new HmacKey('sha256', secret) }
-  return tagKey.key.digest(body, 'base64url')
+/** HMAC-SHA256 under the server secret, base64url: a body's tag is its first `TAG_LENGTH` characters; an open id is one whole. */
+function secretDigest (secret: string, text: string): string {
+  if (secretKey?.secret !== secret) secretKey = { secret, key: new HmacKey('sha256', secret) }
+  return secretKey.key.digest(text, 'base64url')
 }
 
 function mint (secret: string, grantId: string, randomBytesCount: number): string {
   const body = `${grantId}.${randomBase64Url(randomBytesCount)}`
-  return body + tagDigest(secret, body).slice(0, TAG_LENGTH)
+  return body + secretDigest(secret, body).slice(0, TAG_LENGTH)
 }
 
 /** Authorization code: 128 random bits after the grant id. */
@@ -48,7 +48,7 @@ export function grantIdOf (secret: string, value: string): string | undefined {
   // `test`, not `exec`: no match array on every cache miss; the grant id is the body's start.
   if (!ISSUED.test(body)) return undefined
   // The value's tag against the digest's start, both read in place: no slice, no Buffer (each token cache miss checks one).
-  return sameCharactersAt(tagDigest(secret, body), 0, value, body.length, TAG_LENGTH) ? body.slice(0, GRANT_ID_LENGTH) : undefined
+  return sameCharactersAt(secretDigest(secret, body), 0, value, body.length, TAG_LENGTH) ? body.slice(0, GRANT_ID_LENGTH) : undefined
 }
 
 /** mac_key: 160 random bits, used as the UTF-8 bytes of its base64url text. */
@@ -108,7 +108,7 @@ export function openSuccessor (refreshToken: string, sealed: string): string {
 
 /** Stable for one (user, client) pair, unrelated across clients, never the internal user id. */
 export function deriveOpenId (serverSecret: string, clientId: string, userId: string): string {
-  return createHmac('sha256', serverSecret).update(`${clientId}:${userId}`).digest('base64url')
+  return secretDigest(serverSecret, `${clientId}:${userId}`)
 }
 
 const MIN_CLIENT_ID = 10n ** 18n

@@ -1,7 +1,7 @@
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto'
 import t from 'tap'
 import { HmacKey, hmacOnce, type HmacHash } from '../../../plugin/access/hmac-key.ts'
-import { grantIdOf, newGrantId, openMacKey } from '../../../plugin/access/credentials.ts'
+import { deriveOpenId, grantIdOf, newGrantId, openMacKey } from '../../../plugin/access/credentials.ts'
 
 const fromHex = (hex: string): Buffer => Buffer.from(hex, 'hex')
 
@@ -54,6 +54,7 @@ t.test('what was issued under createHmac still checks and opens', async (t) => {
   const body = `${newGrantId()}.${randomBytes(32).toString('base64url')}`
   const token = body + createHmac('sha256', secret).update(body).digest('base64url').slice(0, 16)
   t.equal(grantIdOf(secret, token), body.slice(0, 16), 'a token tagged by createHmac: ours')
+  t.equal(deriveOpenId(secret, '2882303761517520000', 'user-1'), createHmac('sha256', secret).update('2882303761517520000:user-1').digest('base64url'), 'an open id: the one createHmac gave, which clients keep')
   const iv = randomBytes(12)
   const cipher = createCipheriv('aes-256-gcm', createHmac('sha256', token).update('macgate mac_key seal').digest(), iv)
   const sealed = Buffer.concat([cipher.update('the mac_key', 'utf8'), cipher.final()])
