@@ -157,7 +157,7 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
   const innerInput = Buffer.concat([Buffer.alloc(64, 0x36), Buffer.from(text, 'utf8')])
   const outerInput = Buffer.alloc(84, 0x5c)
   const nonceKeys = new NonceKeys('parts secret')
-  const tokenPart = nonceKeys.tokenPart('token-hash')
+  const tokenHash = hashSecret('parts token')
   const memory = new MemoryStore()
   const now = Date.now()
   const minute = Math.floor(now / 60_000)
@@ -172,8 +172,8 @@ function macCheckParts ({ verifier, accessToken, macKey, signed }: Fixture, fres
     { rung, name: 'mac comparison', call: () => constantTimeEqual(mac, header.mac) },
     { rung, name: 'timingSafeEqual alone (two 20-byte buffers)', floor: true, call: () => timingSafeEqual(Buffer.alloc(20), Buffer.alloc(20)) },
     { rung, name: 'token LRU lookup (hit)', call: () => verifier.cache.lookup(accessToken, now) },
-    { rung, name: 'nonce keyed hash', call: (i) => nonceKeys.use(tokenPart, `${i}:${minute}`, minute, 120) },
-    { rung, name: 'embedded nonce check', prepare: () => { round++ }, call: (i) => memory.useNonce(nonceKeys.use(tokenPart, `${round}-${i}:${minute}`, minute, 120)) },
+    { rung, name: 'nonce keyed hash', call: (i) => nonceKeys.use(tokenHash, `${i}:${minute}`, minute, 120) },
+    { rung, name: 'embedded nonce check', prepare: () => { round++ }, call: (i) => memory.useNonce(nonceKeys.use(tokenHash, `${round}-${i}:${minute}`, minute, 120)) },
     {
       rung,
       name: 'the whole check (verify, hot LRU, embedded nonces)',
@@ -313,7 +313,7 @@ async function sentByStore (store: RedisStore, send: () => Promise<void>): Promi
  */
 async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKey, app }: Fixture, bare: { ping: () => Promise<void> }): Promise<Part[]> {
   const nonceKeys = new NonceKeys('parts secret')
-  const tokenPart = nonceKeys.tokenPart('token-hash')
+  const tokenHash = hashSecret('parts token')
   const minute = Math.floor(Date.now() / 60_000)
   let pass = 0
   let uses: NonceUse[] = []
@@ -324,7 +324,7 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
     // Fresh nonces, made before the pass: their keyed hash is the check's part (L3), not the batch's.
     prepare: () => {
       const tag = pass++
-      uses = Array.from({ length: CALLS }, (_, i) => nonceKeys.use(tokenPart, `${tag}-${i}:${minute}`, minute, 120))
+      uses = Array.from({ length: CALLS }, (_, i) => nonceKeys.use(tokenHash, `${tag}-${i}:${minute}`, minute, 120))
     },
     // As the MAC hook waits (plugin/mac/hook.ts): each request's answer delivered to a receiver,
     // no `then`, no promise of its own (one receiver a turn here, where the hook makes one a
@@ -341,14 +341,14 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
   }))
   // The batch's own call through ioredis's API: a turn's five nonces as the store writes them
   // (caught once as the store sends them), one EVALSHA a turn, per request: the library's floor.
-  const batchCall = await sentByStore(store, async () => { await Promise.all(Array.from({ length: 5 }, async (_, i) => await store.useNonce(nonceKeys.use(tokenPart, `call-${i}:${minute}`, minute, 120)))) })
+  const batchCall = await sentByStore(store, async () => { await Promise.all(Array.from({ length: 5 }, async (_, i) => await store.useNonce(nonceKeys.use(tokenHash, `call-${i}:${minute}`, minute, 120)))) })
   const quota = {
     rung: 'L7 Redis nonces',
     name: 'quota count with the nonce, 5 a turn (per request)',
     call: () => {},
     pass: async (calls: number) => {
       const tag = pass++
-      await inTurns(calls, 5, async (i) => await store.useCountedNonce(nonceKeys.use(tokenPart, `${tag}-${i}:${minute}`, minute, 120), { name: `parts:${i % 20}`, window: minute, limit: 1_000_000_000, ttlSeconds: 120 }))
+      await inTurns(calls, 5, async (i) => await store.useCountedNonce(nonceKeys.use(tokenHash, `${tag}-${i}:${minute}`, minute, 120), { name: `parts:${i % 20}`, window: minute, limit: 1_000_000_000, ttlSeconds: 120 }))
     }
   }
   const secret = app.macgate.secret

@@ -17,12 +17,11 @@ export interface MacIdentity {
 
 /** An access token that was live when read, with its mac_key opened and its identity made once. */
 export interface ActiveToken {
+  /** The token's hash (`hashSecret`), as the store keys it: revocations name it, and its nonces' keys are made of it. */
   hash: string
   macKey: string
   /** The mac_key prepared as an HMAC key under the record's mac_algorithm, once, for every request that presents the token while cached. */
   signingKey: HmacKey
-  /** The token's part of its nonces' keys (`NonceKeys.tokenPart`), joined once. */
-  nonceKeyPart: string
   /** When the cache reads the store again (ms, the plugin's clock): at `maxAgeMs` (past its expiry, a hit refuses it without a read). */
   cachedUntil: number
   /**
@@ -70,12 +69,12 @@ interface Lifetimes {
  * What a read found at `now`, made once for every request that presents the token while it is
  * cached, with when to read it again.
  */
-function entryOf (nonceKeys: NonceKeys, scopeSets: ScopeSets, { maxAgeMs, negativeTtlMs }: Lifetimes, token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
+function entryOf (scopeSets: ScopeSets, { maxAgeMs, negativeTtlMs }: Lifetimes, token: string, hash: string, record: AccessTokenRecord | undefined, now: number): Entry {
   if (record === undefined || record.expiresAt <= now) return { hash, cachedUntil: now + negativeTtlMs }
   const { openId, clientId, userId, scope } = record
   const identity = Object.freeze({ openId, clientId, userId, scope: scopeSets.of(scope) })
   const macKey = openMacKey(token, record.macKeySealed)
-  return { hash, macKey, signingKey: signingKeyOf(macKey, hashNameOf(record.macAlgorithm)), nonceKeyPart: nonceKeys.tokenPart(hash), cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
+  return { hash, macKey, signingKey: signingKeyOf(macKey, hashNameOf(record.macAlgorithm)), cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
 }
 
 /**
@@ -101,7 +100,7 @@ interface Reading {
 export class TokenCache {
   readonly #store: TokenLookup
   readonly #secret: string
-  /** The keyed hashes of nonces under the same secret: each cached token carries its part of them. */
+  /** The keyed hashes of nonces under the same secret, of a cached token's `hash` and each nonce. */
   readonly nonceKeys: NonceKeys
   readonly #lru: LRUCache<string, Entry> | undefined
   /** Reads in flight by token; bounded as the LRU is (past it, a miss reads alone and is not cached). */
@@ -202,7 +201,7 @@ export class TokenCache {
       }
       let entry: Entry
       try {
-        entry = entryOf(this.nonceKeys, this.#scopeSets, this.#lifetimes, token, hash, record, now)
+        entry = entryOf(this.#scopeSets, this.#lifetimes, token, hash, record, now)
       } catch (error) {
         failed(error)
         return
@@ -217,7 +216,7 @@ export class TokenCache {
 
   /** A store read and what it found, not kept. */
   #read (token: string, hash: string, grantId: string, now: number): PromiseLike<Entry> {
-    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(this.nonceKeys, this.#scopeSets, this.#lifetimes, token, hash, record, now))
+    return this.#store.getAccessToken(hash, grantId).then((record) => entryOf(this.#scopeSets, this.#lifetimes, token, hash, record, now))
   }
 
   /** A revoked token: its entry dropped, and a read of it in flight overtaken. */

@@ -122,7 +122,7 @@ export class MacVerifier {
     if (drift > this.#skew) throw denied(DENIALS.staleNonce)
     if (drift < -this.#skew) throw denied(DENIALS.futureNonce)
     checkQueryBindings(request.query, header.accessToken, token)
-    const use = this.cache.nonceKeys.use(token.nonceKeyPart, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
+    const use = this.cache.nonceKeys.use(token.hash, header.nonce, header.minutes, this.#nonceTtl(header.minutes, now))
     // A limited route: the quota is checked with the nonce, before it is spent.
     const quota = request.quota
     if (quota !== undefined) {

@@ -27,26 +27,63 @@ export interface NonceUse {
   ttlSeconds: number
 }
 
-/** Makes the `NonceUse` of a verified request under one server secret. */
+/**
+ * Room for a key's input past the prefix: a token hash and a nonce (R of at most 64 characters,
+ * `:`, M) take some 120 bytes; a longer input (the header is bounded at 4 KiB, not R) is joined
+ * as text instead.
+ */
+const INPUT_ROOM = 1024
+
+/**
+ * Makes the `NonceUse` of a verified request under one server secret. The input (secret prefix,
+ * token hash, nonce) is written into one buffer of its own, the prefix once, and a view of it
+ * kept for each length met (at most one per byte: bounded), so that a key makes no string or
+ * view for its input: the text joined and hashed made about 200 heap bytes more a request
+ * (bench/HISTORY.md). The bytes are the same either way (test/plugin/store/nonce-key.test.ts), so
+ * instances of either build remember each other's nonces.
+ */
 export class NonceKeys {
   readonly #prefix: string
+  readonly #input: Buffer
+  readonly #prefixLength: number
+  readonly #views: Buffer[] = []
 
   constructor (secret: string) {
-    // The secret is the same for every input, and a token hash (hex) holds no newline: the parts cannot run into each other.
+    // The secret is the same for every input, and a token hash (base64url) holds no newline: the parts cannot run into each other.
     this.#prefix = `macgate nonce\n${secret}\n`
+    this.#input = Buffer.allocUnsafeSlow(Buffer.byteLength(this.#prefix) + INPUT_ROOM)
+    this.#prefixLength = this.#input.write(this.#prefix, 0, 'utf8')
   }
 
-  /**
-   * A token's part of every nonce key's input (secret, token hash), joined once per cached token
-   * (token-cache.ts): a request then adds only its nonce, one string where a template made three.
-   */
-  tokenPart (tokenHash: string): string {
-    return `${this.#prefix}${tokenHash}\n`
+  /** `tokenHash`: the token's hash as the stores key it (`hashSecret`, base64url: ASCII, one byte a character). */
+  use (tokenHash: string, nonce: string, minute: number, ttlSeconds: number): NonceUse {
+    return { key: this.#keyOf(tokenHash, nonce), minute, ttlSeconds }
   }
 
-  use (tokenPart: string, nonce: string, minute: number, ttlSeconds: number): NonceUse {
-    return { key: hash('sha256', tokenPart + nonce, 'binary'), minute, ttlSeconds }
+  #keyOf (tokenHash: string, nonce: string): string {
+    // UTF-8 takes at most 3 bytes for a UTF-16 unit.
+    if ((tokenHash.length + 1 + nonce.length) * 3 > INPUT_ROOM) return hash('sha256', `${this.#prefix}${tokenHash}\n${nonce}`, 'binary')
+    const input = this.#input
+    let at = this.#prefixLength + input.write(tokenHash, this.#prefixLength, 'latin1')
+    input[at++] = 0x0a
+    at = writeUtf8(input, at, nonce)
+    const view = this.#views[at] ??= input.subarray(0, at)
+    return hash('sha256', view, 'binary')
   }
+}
+
+/**
+ * `text` as UTF-8 from `at`, and where it ends: an ASCII text (a nonce's usual R, and M) byte by
+ * byte here, which costs less than a call into Buffer's encoder for so few; from its first other
+ * character on, by that encoder (which writes a lone surrogate as U+FFFD, as hashing the text does).
+ */
+function writeUtf8 (bytes: Buffer, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code >= 0x80) return at + bytes.write(i === 0 ? text : text.slice(i), at, 'utf8')
+    bytes[at++] = code
+  }
+  return at
 }
 
 /** The key's byte at `at`. */

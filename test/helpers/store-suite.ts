@@ -52,7 +52,7 @@ const nonceKeys = new NonceKeys(SECRET)
 
 /** A nonce as the verifier hands it to `useNonce`: of this minute unless told, kept `ttlSeconds`. */
 export function nonceUse (tokenHash: string, nonce: string, { ttlSeconds = 60, minute = Math.floor(Date.now() / 60_000) } = {}): NonceUse {
-  return nonceKeys.use(nonceKeys.tokenPart(tokenHash), nonce, minute, ttlSeconds)
+  return nonceKeys.use(tokenHash, nonce, minute, ttlSeconds)
 }
 
 export interface IssuedCode { grantId: string, code: string, hash: string, record: CodeRecord }

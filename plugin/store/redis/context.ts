@@ -1,10 +1,11 @@
+import { AsyncResource } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
 import { errors } from '../../http/errors.ts'
 import { Pending } from '../pending.ts'
 import type { RedisKeys } from './keys.ts'
 import { scripts, type ScriptName } from './scripts.ts'
-import { WrittenCommand } from './written-command.ts'
+import { WrittenCommand, type CommandReceiver } from './written-command.ts'
 
 type ScriptArgument = string | number | Buffer
 /** The client with our scripts defined on it (`scripts.ts`). */
@@ -95,26 +96,13 @@ export class RedisContext {
 
   /**
    * One command sent as it is, past the auto-pipeline (whose wrapping costs a command several
-   * promises and ticks), its answer as a `Pending`: the command's own promise and one `then`, no
-   * more; timed and turned into the outage as `answer` does. For what many requests send (the
-   * verifier's token reads on a cache miss, `token-reads.ts`).
+   * promises and ticks), its answer as a `Pending` that the command settles itself (no promise:
+   * written-command.ts), timed and turned into the outage as `answer` does. For what many requests
+   * send (the verifier's token reads on a cache miss, `token-reads.ts`).
    */
   send<T> (name: string, args: Array<string | number>): Pending<T> {
-    const answer = new Pending<T>()
-    const observer = this.observer
-    const started = observer === undefined ? 0 : performance.now()
-    const command = new WrittenCommand(name, args)
-    void this.redis.sendCommand(command)
-    command.promise.then(
-      (value) => {
-        observer?.(name, (performance.now() - started) / 1000, false)
-        answer.resolve(value as T)
-      },
-      (error: unknown) => {
-        observer?.(name, (performance.now() - started) / 1000, true)
-        answer.reject(errors.storeUnavailable(undefined, { cause: error }))
-      }
-    )
+    const answer = new CommandAnswer<T>(name, this.observer)
+    void this.redis.sendCommand(new WrittenCommand(name, args, this.#inSendersContext(answer)))
     return answer
   }
 
@@ -127,13 +115,17 @@ export class RedisContext {
    * through ioredis's defined command, which sends the script's text and so loads it for the next.
    */
   script (name: ScriptName, keys: string[], args: string[], receiver: ScriptReceiver): void {
-    const command = new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, ...args], 'utf8')
-    void this.redis.sendCommand(command)
-    command.promise.then((value) => { receiver.answered(value) }, (error: unknown) => {
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) return receiver.failed(error)
-      // The command's own copy of the arguments (the caller may have reused its arrays by now), less the SHA1.
-      this.redis[name](...command.args.slice(1) as string[]).then((value) => { receiver.answered(value) }, (again: unknown) => { receiver.failed(again) })
-    })
+    void this.redis.sendCommand(new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, ...args], this.#inSendersContext(new ScriptCall(this.redis, name, receiver)), 'utf8'))
+  }
+
+  /**
+   * A command's answer comes in ioredis's reply handler, out of its sender's async context, where
+   * a promise's callback would have run in it. Only tracing reads that context (its spans find
+   * their parent there, and a request's nonce joins a batch there after its token read): while it
+   * asks (`waiter`), the receiver is told in the sender's context, as before; otherwise as it is.
+   */
+  #inSendersContext (receiver: CommandReceiver): CommandReceiver {
+    return this.waiter === undefined ? receiver : new InSendersContext(receiver)
   }
 
   #sha (name: ScriptName): string {
@@ -143,6 +135,71 @@ export class RedisContext {
       this.#shas.set(name, sha)
     }
     return sha
+  }
+}
+
+/** `RedisContext.send`'s answer: the Pending its caller waits on, settled by the command (its receiver), timed for the observer. */
+class CommandAnswer<T> extends Pending<T> implements CommandReceiver {
+  readonly #name: string
+  readonly #observer: CommandObserver | undefined
+  readonly #started: number
+
+  constructor (name: string, observer: CommandObserver | undefined) {
+    super()
+    this.#name = name
+    this.#observer = observer
+    this.#started = observer === undefined ? 0 : performance.now()
+  }
+
+  answered (value: unknown): void {
+    this.#observer?.(this.#name, (performance.now() - this.#started) / 1000, false)
+    this.resolve(value as T)
+  }
+
+  failed (error: unknown): void {
+    this.#observer?.(this.#name, (performance.now() - this.#started) / 1000, true)
+    this.reject(errors.storeUnavailable(undefined, { cause: error }))
+  }
+}
+
+/** A receiver told in the async context it was made in (`RedisContext.#inSendersContext`). */
+class InSendersContext extends AsyncResource implements CommandReceiver {
+  readonly #receiver: CommandReceiver
+
+  constructor (receiver: CommandReceiver) {
+    super('macgate.redis-command')
+    this.#receiver = receiver
+  }
+
+  answered (value: unknown): void {
+    this.runInAsyncScope(this.#receiver.answered, this.#receiver, value)
+  }
+
+  failed (error: unknown, command: WrittenCommand): void {
+    this.runInAsyncScope(this.#receiver.failed, this.#receiver, error, command)
+  }
+}
+
+/** One `RedisContext.script` call's receiver: its answer passed on, a NOSCRIPT answered by calling again with the script's text. */
+class ScriptCall implements CommandReceiver {
+  readonly #redis: Scripted
+  readonly #name: ScriptName
+  readonly #receiver: ScriptReceiver
+
+  constructor (redis: Scripted, name: ScriptName, receiver: ScriptReceiver) {
+    this.#redis = redis
+    this.#name = name
+    this.#receiver = receiver
+  }
+
+  answered (value: unknown): void {
+    this.#receiver.answered(value)
+  }
+
+  failed (error: unknown, command: WrittenCommand): void {
+    if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) return this.#receiver.failed(error)
+    // The command's own copy of the arguments (the caller may have reused its arrays by now), less the SHA1.
+    this.#redis[this.#name](...command.args.slice(1) as string[]).then((value) => { this.#receiver.answered(value) }, (again: unknown) => { this.#receiver.failed(again) })
   }
 }
 

@@ -14,6 +14,14 @@ function deadlinesOf (ms: number): CommandDeadlines {
   return watch
 }
 
+/** Where a command's answer goes: methods, so that a command makes no promise or callback for it. */
+export interface CommandReceiver {
+  /** The reply, as ioredis transforms it (bulk replies as strings of the command's `replyEncoding`). */
+  answered: (value: unknown) => void
+  /** `command`: the one that failed, whose arguments a retry may send again. */
+  failed: (error: unknown, command: WrittenCommand) => void
+}
+
 /**
  * A command whose wire bytes (RESP) are written once, into one buffer, when it is made. ioredis's
  * own `toWritable` joins five strings for each argument, and the socket then copies the joined
@@ -21,16 +29,27 @@ function deadlinesOf (ms: number): CommandDeadlines {
  * per nonce) and a turn's token reads (a key per miss) pay for every request they carry. The
  * arguments stay on the command as ioredis keeps them (a cluster routes by its keys), and a resend
  * (a cluster's redirection) writes the same bytes.
+ *
+ * Its answer goes to a receiver, not through a promise: ioredis settles a command by calling its
+ * `resolve` or `reject` (its reply handler, its connection's loss, a cluster's redirection, the
+ * command timeout), and its own command makes for that, as it is made, a promise, its two
+ * resolving functions and two closures over them; a caller's `then` adds a promise and two more.
+ * Some 500 heap bytes and a microtask a command, which every event-loop turn of a busy gateway
+ * pays for its nonce batch (bench/HISTORY.md). It has no `promise`, so ioredis's `sendCommand`
+ * gives back undefined for it (ioredis's own tracing channel, which macgate does not subscribe
+ * to, would see it end as it is sent).
  */
 export class WrittenCommand extends Command implements Deadlined {
   readonly #bytes: Buffer
+  readonly #receiver: CommandReceiver
   /** What watches its command timeout, once ioredis has set one. */
   #deadlines: CommandDeadlines | undefined
   deadline = 0
 
   /** `replyEncoding`: bulk replies as strings of it (else Buffers), as ioredis's command methods give them. */
-  constructor (name: string, args: readonly CommandArgument[], replyEncoding?: BufferEncoding) {
+  constructor (name: string, args: readonly CommandArgument[], receiver: CommandReceiver, replyEncoding?: BufferEncoding) {
     super(name, args as Array<string | number | string[]>, { replyEncoding })
+    this.#receiver = receiver
     this.#bytes = encode(name, this.args as string[])
   }
 
@@ -60,10 +79,89 @@ export class WrittenCommand extends Command implements Deadlined {
     // its other timer is for blocking commands, which none of these is.)
     Object.defineProperty(WrittenCommand.prototype, '_clearTimers', {
       value (this: WrittenCommand): void {
-        this.#deadlines?.settled(this)
+        this.#clearTimers()
+      }
+    })
+    // In place of ioredis's promise (above): `initPromise`, which its constructor calls, prepares
+    // the arguments as ioredis's does and makes nothing; `resolve` and `reject` are methods that
+    // settle the command as ioredis's closures do, once, and hand the outcome to the receiver. (Set here:
+    // ioredis's types have `initPromise` private and the other two as properties.)
+    Object.defineProperties(WrittenCommand.prototype, {
+      initPromise: {
+        value (this: WrittenCommand): void {
+          this.isResolved = false
+          this.isSettled = false
+          const hidden = this as unknown as Hidden
+          if (hidden.transformed) return
+          hidden.transformed = true
+          const transformer = (Command as unknown as ArgumentTransformers)._transformer.argument[this.name]
+          if (transformer !== undefined) this.args = transformer(this.args)
+          hidden.stringifyArguments()
+        }
+      },
+      // Writable, as ioredis's own properties are: a cluster wraps a command's `reject` with its redirections.
+      resolve: {
+        writable: true,
+        value (this: WrittenCommand, value: unknown): void {
+          // Settled once, as a promise is: a reply after the command timed out goes nowhere.
+          if (this.isSettled) return
+          let answer: unknown
+          try {
+            this.#clearTimers()
+            answer = (this as unknown as Hidden).transformReply(value)
+            this.isResolved = true
+            this.isSettled = true
+          } catch (error) {
+            this.reject(error as Error)
+            return
+          }
+          try {
+            this.#receiver.answered(answer)
+          } catch (error) {
+            thrownLater(error)
+          }
+        }
+      },
+      reject: {
+        writable: true,
+        value (this: WrittenCommand, error: unknown): void {
+          if (this.isSettled) return
+          this.#clearTimers()
+          this.isSettled = true
+          try {
+            this.#receiver.failed(error, this)
+          } catch (thrown) {
+            thrownLater(thrown)
+          }
+        }
       }
     })
   }
+
+  /** ioredis's `_clearTimers`, as set above. */
+  #clearTimers (): void {
+    this.#deadlines?.settled(this)
+  }
+}
+
+/**
+ * A receiver's throw, thrown in a microtask of its own, as an unhandled rejection of the promise
+ * would have been: never into ioredis, whose reply handler (or connection's close) is the caller.
+ */
+function thrownLater (error: unknown): void {
+  queueMicrotask(() => { throw error })
+}
+
+/** What `initPromise` and `resolve` reach of ioredis's command that its types keep private. */
+interface Hidden {
+  transformed: boolean
+  stringifyArguments: () => void
+  transformReply: (value: unknown) => unknown
+}
+
+/** ioredis's table of argument transformers by command name (`Command.setArgumentTransformer`). */
+interface ArgumentTransformers {
+  _transformer: { argument: Record<string, ((args: WrittenCommand['args']) => WrittenCommand['args']) | undefined> }
 }
 
 /** `*<count>\r\n` then `$<bytes>\r\n<text>\r\n` for the name and each argument (all strings by now: ioredis stringified them). */

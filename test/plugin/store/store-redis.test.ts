@@ -182,6 +182,8 @@ t.test('Redis goes away and comes back', { skip: shared && 'REDIS_URL is shared'
 
   // A hung server (SIGSTOP): a call fails after commandTimeout (2 s) instead of hanging.
   const pid = Number(/process_id:(\d+)/.exec(await store.redis.info('server'))?.[1])
+  const told: Array<[string, boolean]> = []
+  store.observeCommands((command, _seconds, failed) => { told.push([command, failed]) })
   process.kill(pid, 'SIGSTOP')
   let started = Date.now()
   const [read, nonce, tokenRead, closed] = await Promise.all([
@@ -199,6 +201,8 @@ t.test('Redis goes away and comes back', { skip: shared && 'REDIS_URL is shared'
   bystander.redis.disconnect()
   process.kill(pid, 'SIGCONT')
   t.strictSame(await store.getClient(client.id), client, 'the store works once Redis resumes')
+  // Redis, resumed, has answered the timed-out commands before this read: those answers go nowhere.
+  t.same(told.filter(([command]) => command === 'macgateUseNonces' || command === 'mget'), [['macgateUseNonces', true], ['mget', true]], 'each timed-out command told once, as failed; its late answer not')
 
   await own.stop()
   started = Date.now()
