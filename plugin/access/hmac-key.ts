@@ -43,6 +43,8 @@ function writePads ({ hashName, inner, outer }: Pads, key: string | Buffer): voi
   }
 }
 
+function macOf (pads: Pads, message: string, encoding: 'base64' | 'base64url'): string
+function macOf (pads: Pads, message: string, encoding: 'buffer'): Buffer
 function macOf ({ hashName, inner, outer }: Pads, message: string, encoding: 'base64' | 'base64url' | 'buffer'): string | Buffer {
   // UTF-8 takes at most 3 bytes for a UTF-16 unit: beyond that, measure.
   const room = message.length * 3 <= scratch.length - BLOCK ? scratch : Buffer.allocUnsafe(BLOCK + Buffer.byteLength(message, 'utf8'))
@@ -72,7 +74,7 @@ export class HmacKey {
 
   /** HMAC(key, utf8(message)), as text. */
   digest (message: string, encoding: 'base64' | 'base64url'): string {
-    return macOf(this.#pads, message, encoding) as string
+    return macOf(this.#pads, message, encoding)
   }
 }
 
@@ -83,5 +85,5 @@ const oneOffPads: Record<HmacHash, Pads> = { sha1: newPads('sha1'), sha256: newP
 export function hmacOnce (hashName: HmacHash, key: string | Buffer, message: string): Buffer {
   const pads = oneOffPads[hashName]
   writePads(pads, key)
-  return macOf(pads, message, 'buffer') as Buffer
+  return macOf(pads, message, 'buffer')
 }
