@@ -16,12 +16,11 @@ export function signingKeyOf (macKey: string, hash: HmacHash = 'sha1'): HmacKey 
 }
 
 /**
- * base64(HMAC-SHA1(utf8(macKey), utf8(text))), or HMAC-SHA256 for a client registered with it;
- * `macKey` as the token's text (a client signing) or as its prepared key (`signingKeyOf`, which
- * carries its hash: `hash` is then not read).
+ * base64(HMAC-SHA1(utf8(macKey), utf8(text))), or HMAC-SHA256 for a client registered with it: a
+ * client signing with the token's text. (The verifier signs with the key prepared once per cached
+ * token, `signingKeyOf(macKey, hash).digest(text, 'base64')`: the same mac.)
  */
-export function computeMac (macKey: string | HmacKey, text: string, hash: HmacHash = 'sha1'): string {
-  if (typeof macKey !== 'string') return macKey.digest(text, 'base64')
+export function computeMac (macKey: string, text: string, hash: HmacHash = 'sha1'): string {
   return createHmac(hash, Buffer.from(macKey, 'utf8')).update(text, 'utf8').digest('base64')
 }
 

@@ -24,9 +24,10 @@ export interface StoreLifecycle {
   ping (): Promise<void>
   /**
    * Reports every command sent, for latency metrics (a store that sends none need not have it). A
-   * store that batches nonces reports a batch with its size and, when `waiter` is given, what
-   * `waiter` answered (other than undefined) for each nonce as it joined the batch, in the caller's
-   * async context (a trace's span of the request waiting); undefined when it answered nothing.
+   * store that batches nonces reports a batch with its size. When `waiter` is given, a command sent
+   * for several requests (a nonce batch, a turn's token reads) comes with what `waiter` answered
+   * (other than undefined) for each of them as it joined, in the caller's async context (a trace's
+   * span of the request waiting); undefined when it answered nothing.
    */
   observeCommands? (observer: (command: string, seconds: number, failed: boolean, batchSize?: number, waiters?: unknown[]) => void, waiter?: () => unknown): void
   close (): Promise<void>

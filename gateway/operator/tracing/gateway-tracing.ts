@@ -283,25 +283,25 @@ export class GatewayTracing {
 
   /**
    * The store's commands as client spans under the request waiting for them (found in the async
-   * context). A nonce batch, sent once for the requests of one event-loop turn, is one span with
-   * its size, carrying a link to the span of each recorded request it served (the form the
-   * OpenTelemetry spec gives batch processing: one operation, linked to what it was done for), as a
-   * child of the first of them; no span when none of them is recorded. The command name alone: keys
-   * and arguments carry grant ids, token sets and sessions. The store's latency metric is told as
-   * before.
+   * context). A command sent once for the requests of one event-loop turn (a nonce batch, with its
+   * size; the turn's token reads) is one span carrying a link to the span of each recorded request
+   * it served (the form the OpenTelemetry spec gives batch processing: one operation, linked to
+   * what it was done for), as a child of the first of them; no span when none of them is recorded.
+   * The command name alone: keys and arguments carry grant ids, token sets and sessions. The
+   * store's latency metric is told as before.
    */
   observeStore (store: Store, metrics: Metrics): void {
     store.observeCommands?.((command, seconds, failedCommand, size, waiters) => {
       metrics.observeStoreCommand(command, seconds, failedCommand)
       let parent: Context
       let links: Link[] | undefined
-      if (size === undefined) {
+      if (size === undefined && waiters === undefined) {
         const span = trace.getSpan(context.active())
         if (span === undefined || !span.isRecording()) return
         parent = context.active()
       } else {
         const served = waiters as SpanContext[] | undefined
-        if (served === undefined) return
+        if (served === undefined || served.length === 0) return
         parent = trace.setSpanContext(ROOT_CONTEXT, served[0]!)
         links = served.map((waiting) => ({ context: waiting }))
       }

@@ -4,8 +4,6 @@ import { performance } from 'node:perf_hooks'
 export interface Deadlined {
   /** ioredis's, true once the command has its answer (or its error). */
   readonly isSettled: boolean
-  /** When it times out (on the watch's clock, ms). */
-  deadline: number
   timedOut: () => void
 }
 
@@ -20,14 +18,21 @@ export interface Deadlined {
  * young collection would copy it); the timer, armed for the first
  * one's deadline, fails each command past its own and arms again for the next. Unref'd: a command
  * in flight keeps the process up by its socket, not by its timer.
+ *
+ * The lists are used from `#first` to `#end` and never shortened, only emptied slot by slot: an
+ * array cut to length 0 gives up its storage, and a busy gateway empties them every turn. Each
+ * deadline is kept in a list of numbers beside its command, not on the command, where a fraction
+ * of a millisecond would be a number object of its own.
  */
 export class CommandDeadlines {
   readonly #ms: number
   readonly #clock: () => number
-  /** The commands watched, in the order sent; the slots before `#first` are emptied. */
+  /** The commands watched, in the order sent, and each one's deadline (on the clock, ms); the slots before `#first` are emptied. */
   readonly #watched: Array<Deadlined | undefined> = []
-  /** Where the watched begin: those before it are settled or failed, and let go. */
+  readonly #deadlines: number[] = []
+  /** Where the watched begin and end: those before `#first` are settled or failed, and let go. */
   #first = 0
+  #end = 0
   #timer: NodeJS.Timeout | undefined
 
   /** `clock`: monotonic milliseconds, which tests step. */
@@ -38,12 +43,12 @@ export class CommandDeadlines {
 
   /** Commands watched and not yet let go (settled ones after an unsettled first stay until it goes). */
   get watching (): number {
-    return this.#watched.length - this.#first
+    return this.#end - this.#first
   }
 
   watch (command: Deadlined): void {
-    command.deadline = this.#clock() + this.#ms
-    this.#watched.push(command)
+    this.#deadlines[this.#end] = this.#clock() + this.#ms
+    this.#watched[this.#end++] = command
     this.#timer ??= setTimeout(() => { this.#expire() }, this.#ms).unref()
   }
 
@@ -52,20 +57,25 @@ export class CommandDeadlines {
    * settled after it, when it is the first; else when the first reaches it.
    */
   settled (command: Deadlined): void {
-    if (this.#watched[this.#first] !== command) return
+    if (this.#first === this.#end || this.#watched[this.#first] !== command) return
     this.#watched[this.#first++] = undefined
     this.#dropSettled()
   }
 
   #dropSettled (): void {
     const watched = this.#watched
+    const end = this.#end
     let first = this.#first
-    while (first < watched.length && watched[first]!.isSettled) watched[first++] = undefined
-    if (first === watched.length) {
-      watched.length = 0
+    while (first < end && watched[first]!.isSettled) watched[first++] = undefined
+    if (first === end) {
       first = 0
-    } else if (first > 1024 && first * 2 > watched.length) {
-      watched.splice(0, first)
+      this.#end = 0
+    } else if (first > 1024 && first * 2 > end) {
+      // The live part moved to the front, its old slots emptied.
+      watched.copyWithin(0, first, end)
+      this.#deadlines.copyWithin(0, first, end)
+      watched.fill(undefined, end - first, end)
+      this.#end = end - first
       first = 0
     }
     this.#first = first
@@ -78,17 +88,17 @@ export class CommandDeadlines {
     const watched = this.#watched
     const due: Deadlined[] = []
     let first = this.#first
-    for (; first < watched.length; first++) {
+    for (; first < this.#end; first++) {
       const command = watched[first]!
       if (!command.isSettled) {
-        if (command.deadline > now) break
+        if (this.#deadlines[first]! > now) break
         due.push(command)
       }
       watched[first] = undefined
     }
     this.#first = first
     this.#dropSettled()
-    if (this.#first < watched.length) this.#timer = setTimeout(() => { this.#expire() }, Math.max(1, watched[this.#first]!.deadline - now)).unref()
+    if (this.#first < this.#end) this.#timer = setTimeout(() => { this.#expire() }, Math.max(1, this.#deadlines[this.#first]! - now)).unref()
     for (const command of due) command.timedOut()
   }
 }

@@ -13,7 +13,8 @@ export type Scripted = (Redis | Cluster) & Record<ScriptName, (...args: Array<Sc
 
 /**
  * Told of every Redis command the store sends: its name, seconds until it settled, whether it
- * failed, and for a nonce batch its size and its waiters (what the waiter answered for its nonces).
+ * failed, for a nonce batch its size, and for a command sent for several requests (a nonce batch,
+ * a turn's token reads) its waiters (what the waiter answered for each).
  */
 export type CommandObserver = (command: string, seconds: number, failed: boolean, batchSize?: number, waiters?: unknown[]) => void
 
@@ -98,10 +99,11 @@ export class RedisContext {
    * One command sent as it is, past the auto-pipeline (whose wrapping costs a command several
    * promises and ticks), its answer as a `Pending` that the command settles itself (no promise:
    * written-command.ts), timed and turned into the outage as `answer` does. For what many requests
-   * send (the verifier's token reads on a cache miss, `token-reads.ts`).
+   * send (the verifier's token reads on a cache miss, `token-reads.ts`). `waiters`: what the waiter
+   * answered for those it is sent for (their requests' spans), passed on to the observer.
    */
-  send<T> (name: string, args: Array<string | number>): Pending<T> {
-    const answer = new CommandAnswer<T>(name, this.observer)
+  send<T> (name: string, args: Array<string | number>, waiters?: unknown[]): Pending<T> {
+    const answer = new CommandAnswer<T>(name, this.observer, waiters)
     void this.redis.sendCommand(new WrittenCommand(name, args, this.#inSendersContext(answer)))
     return answer
   }
@@ -142,22 +144,24 @@ export class RedisContext {
 class CommandAnswer<T> extends Pending<T> implements CommandReceiver {
   readonly #name: string
   readonly #observer: CommandObserver | undefined
+  readonly #waiters: unknown[] | undefined
   readonly #started: number
 
-  constructor (name: string, observer: CommandObserver | undefined) {
+  constructor (name: string, observer: CommandObserver | undefined, waiters: unknown[] | undefined) {
     super()
     this.#name = name
     this.#observer = observer
+    this.#waiters = waiters
     this.#started = observer === undefined ? 0 : performance.now()
   }
 
   answered (value: unknown): void {
-    this.#observer?.(this.#name, (performance.now() - this.#started) / 1000, false)
+    this.#observer?.(this.#name, (performance.now() - this.#started) / 1000, false, undefined, this.#waiters)
     this.resolve(value as T)
   }
 
   failed (error: unknown): void {
-    this.#observer?.(this.#name, (performance.now() - this.#started) / 1000, true)
+    this.#observer?.(this.#name, (performance.now() - this.#started) / 1000, true, undefined, this.#waiters)
     this.reject(errors.storeUnavailable(undefined, { cause: error }))
   }
 }

@@ -2,6 +2,7 @@ import { errors } from '../../http/errors.ts'
 import { keyByte, keyWord, NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
 import { Pending } from '../pending.ts'
 import { orUnavailable, type RedisContext, type ScriptReceiver } from './context.ts'
+import { IntegerIndex } from './integer-index.ts'
 import { IntegerList } from './integer-list.ts'
 import type { RedisKeys } from './keys.ts'
 import type { CountedUse, NonceStats, QuotaCount } from '../records.ts'
@@ -41,6 +42,9 @@ const MINUTES_NAMED = 3
  */
 const MINUTES_APART = 4096
 
+/** Batches kept for later turns once answered: more than a turn has (one per tag) while Redis keeps up. */
+const SPARE_BATCHES = 64
+
 /**
  * The Redis store's replay memory: per (slot tag, minute), 256 sets whose members are the nonces'
  * 64-bit keyed hashes (`nonce-key.ts`) as integers, so that Redis keeps each set as an intset;
@@ -69,6 +73,8 @@ export class RedisNonces implements NonceLog, NonceReports {
   #open = 0
   /** Each slot's call parts, reused by its batch of every turn. */
   readonly #parts: Array<CallParts | undefined> = []
+  /** Batches answered, for later turns to fill again (bounded: SPARE_BATCHES). */
+  readonly #spare: Batch[] = []
   /** (minute × 16 + tag) of the sets written lately, with until when they may live: what the stats count. At most 16 per minute. */
   readonly #known = new Map<number, number>()
   /** Minute → its sets' key names by (tag × 256 + set), each made once for all the requests that meet its set (bounded: MINUTES_NAMED). */
@@ -92,7 +98,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     const batch = this.#batchOf(use)
     batch.parts.plainArgs.add(this.#setIndex(batch, use))
     addKeyInteger(batch.parts.plainArgs, use.key)
-    batch.plain.push(answer)
+    batch.plain[batch.plainCount++] = answer
     this.#waiting(batch)
     return answer
   }
@@ -120,7 +126,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     batch.parts.countedArgs.add(this.#setIndex(batch, use))
     addKeyInteger(batch.parts.countedArgs, use.key)
     batch.parts.countedArgs.add(counter)
-    batch.counted.push(answer)
+    batch.counted[batch.countedCount++] = answer
     this.#waiting(batch)
     return answer
   }
@@ -166,14 +172,20 @@ export class RedisNonces implements NonceLog, NonceReports {
     const set = slot * SETS_PER_TAG + keyByte(key, NONCE_KEY_BYTES)
     const setId = (minute % MINUTES_APART) * 16 * SETS_PER_TAG + set
     let setIndex = batch.parts.sets.get(setId)
-    if (setIndex === undefined) {
+    if (setIndex === 0) {
       setIndex = batch.parts.keys.push(this.#setKeyOf(minute, set))
       batch.parts.sets.set(setId, setIndex)
       batch.parts.setArgs.add(setIndex)
       batch.parts.setArgs.add(ttlSeconds)
-      batch.parts.minutes.add(minute * 16 + slot)
+      this.#written(minute * 16 + slot)
     }
     return setIndex
+  }
+
+  /** A (minute × 16 + tag) whose sets are written, known to the stats until its window ends. */
+  #written (tagMinute: number): void {
+    // The window's end: the minute's last second plus the longest skew (60 minutes) at most.
+    if (!this.#known.has(tagMinute)) this.#known.set(tagMinute, (Math.floor(tagMinute / 16) + 62) * 60_000)
   }
 
   /** The key's name of the set (tag × 256 + set) of a minute. */
@@ -217,7 +229,9 @@ export class RedisNonces implements NonceLog, NonceReports {
     let batch = this.#batches[slot]
     if (batch === undefined) {
       if (this.#open++ === 0) this.#context.atTurnEnd(this.#sendAll)
-      batch = new Batch(this.#parts[slot] ??= new CallParts())
+      const parts = this.#parts[slot] ??= new CallParts()
+      batch = this.#spare.pop() ?? new Batch(this.#spare, parts)
+      batch.parts = parts
       this.#batches[slot] = batch
     }
     return batch
@@ -235,10 +249,6 @@ export class RedisNonces implements NonceLog, NonceReports {
   }
 
   #send (batch: Batch): void {
-    for (const tagMinute of batch.parts.minutes) {
-      // The window's end: the minute's last second plus the longest skew (60 minutes) at most.
-      if (!this.#known.has(tagMinute)) this.#known.set(tagMinute, (Math.floor(tagMinute / 16) + 62) * 60_000)
-    }
     batch.observer = this.#observer()
     if (batch.observer !== undefined) batch.started = performance.now()
     const { parts } = batch
@@ -292,12 +302,12 @@ class CounterBatches {
  * What a slot's batch builds its call in, kept for its batch of each turn (a batch is sent before
  * the next is made): the call's keys, the indexes that find a set or counter among them, and its
  * four script arguments. Emptied as the batch is sent (the command has copied the keys by then),
- * so that a turn makes no Map, Set or array of its own for them.
+ * so that a turn makes no Map or array of its own for them (the sets' index, the one every turn
+ * fills, is emptied without a new table: integer-index.ts).
  */
 class CallParts {
   readonly keys: string[] = []
-  readonly sets = new Map<number, number>()
-  readonly minutes = new Set<number>()
+  readonly sets = new IntegerIndex()
   readonly counters = new Map<string, number>()
   readonly setArgs = new IntegerList()
   readonly counterArgs = new IntegerList()
@@ -312,9 +322,8 @@ class CallParts {
   /** The keys and their indexes emptied for the next turn. */
   clear (): void {
     this.keys.length = 0
-    // `clear` makes a new table: only when there is something to clear (a turn seldom has counters).
-    if (this.sets.size > 0) this.sets.clear()
-    if (this.minutes.size > 0) this.minutes.clear()
+    this.sets.clear()
+    // A Map's `clear` makes a new table: only when there is something to clear (a turn seldom has counters).
     if (this.counters.size > 0) this.counters.clear()
   }
 }
@@ -323,20 +332,28 @@ class CallParts {
  * One script call's worth: its parts (`CallParts`: the keys it touches, 1-based in the script,
  * and its sets', counters' and nonces' arguments), and each request's answer. The arguments are
  * lists of integers written as the script's texts (scripts.ts) as they come (integer-list.ts): one
- * string each when the call is sent, none per request.
+ * string each when the call is sent, none per request. Once its call is answered, a batch goes to
+ * the spare list for a later turn, its answer lists emptied slot by slot (an array cut to length 0
+ * gives up its storage, which the next turn would make again).
  */
 class Batch implements ScriptReceiver {
   /** Its slot's call being built (`CallParts`), until it is sent. */
-  readonly parts: CallParts
-  readonly plain: Array<Pending<boolean>> = []
-  readonly counted: Array<Pending<CountedUse>> = []
+  parts: CallParts
+  /** Each request's answer, the first `plainCount` and `countedCount` of them. */
+  readonly plain: Array<Pending<boolean> | undefined> = []
+  plainCount = 0
+  readonly counted: Array<Pending<CountedUse> | undefined> = []
+  countedCount = 0
   /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */
   waiters: unknown[] | undefined = undefined
   /** Told of the call as it settles (set as it is sent), and when it was sent (only with an observer). */
   observer: NonceObserver = undefined
   started = 0
+  /** Where it goes once answered. */
+  readonly #spare: Batch[]
 
-  constructor (parts: CallParts) {
+  constructor (spare: Batch[], parts: CallParts) {
+    this.#spare = spare
     this.parts = parts
   }
 
@@ -348,20 +365,33 @@ class Batch implements ScriptReceiver {
     this.#told(false)
     const answers = value as unknown[]
     const fresh = answers[0] as string
-    for (let i = 0; i < this.plain.length; i++) this.plain[i]!.resolve(fresh.charCodeAt(i) === ONE)
-    for (let i = 0; i < this.counted.length; i++) this.counted[i]!.resolve({ outcome: OUTCOMES[(answers[1 + 2 * i] as number) + 1]!, used: answers[2 + 2 * i] as number })
+    for (let i = 0; i < this.plainCount; i++) this.plain[i]!.resolve(fresh.charCodeAt(i) === ONE)
+    for (let i = 0; i < this.countedCount; i++) this.counted[i]!.resolve({ outcome: OUTCOMES[(answers[1 + 2 * i] as number) + 1]!, used: answers[2 + 2 * i] as number })
+    this.#release()
   }
 
   /** Every request of the call answered with the store outage. */
   failed (cause: unknown): void {
     this.#told(true)
     const error = errors.storeUnavailable(undefined, { cause })
-    for (const answer of this.plain) answer.reject(error)
-    for (const answer of this.counted) answer.reject(error)
+    for (let i = 0; i < this.plainCount; i++) this.plain[i]!.reject(error)
+    for (let i = 0; i < this.countedCount; i++) this.counted[i]!.reject(error)
+    this.#release()
   }
 
   #told (failed: boolean): void {
-    this.observer?.('macgateUseNonces', (performance.now() - this.started) / 1000, failed, this.plain.length + this.counted.length, this.waiters)
+    this.observer?.('macgateUseNonces', (performance.now() - this.started) / 1000, failed, this.plainCount + this.countedCount, this.waiters)
+  }
+
+  /** Emptied, its answers let go, and kept for a later turn (unless enough are kept). */
+  #release (): void {
+    this.plain.fill(undefined, 0, this.plainCount)
+    this.counted.fill(undefined, 0, this.countedCount)
+    this.plainCount = 0
+    this.countedCount = 0
+    this.waiters = undefined
+    this.observer = undefined
+    if (this.#spare.length < SPARE_BATCHES) this.#spare.push(this)
   }
 }
 

@@ -1,5 +1,15 @@
+import { AsyncResource } from 'node:async_hooks'
 import { Pending } from '../pending.ts'
 import type { RedisContext } from './context.ts'
+
+const NONE_RECORDED: unknown[] = []
+
+/** A read waiting for the turn's MGET: its answer and parser; while tracing asks, its reader's async context and who waits. */
+interface TokenRead {
+  readonly answer: Pending<unknown>
+  readonly parse: (value: string | null) => unknown
+  readonly readersContext: AsyncResource | undefined
+}
 
 /**
  * The access token reads of one event-loop turn (the verifier's token cache misses), sent together:
@@ -9,14 +19,20 @@ import type { RedisContext } from './context.ts'
  * GET of its own.
  * Either way past the auto-pipeline (`RedisContext.send`): a read costs its request no promise,
  * and the turn one command and one write.
+ *
+ * While tracing asks (the context's `waiter`), the MGET names who waits for each of its keys, as a
+ * nonce batch does (one span linked to each request it served), and each read is answered in its
+ * reader's async context, not the turn's first: what the request does next (its nonce joining a
+ * batch) is then its own.
  */
 export class TokenReads {
   readonly #context: RedisContext
   /** A cluster: one GET per read. */
   readonly #perKey: boolean
-  /** This turn's keys, and each read's answer and parser, in the same order. */
+  /** This turn's keys, and each read, in the same order; what the waiter answered for them (tracing only). */
   #keys: string[] = []
-  #reads: Array<{ answer: Pending<unknown>, parse: (value: string | null) => unknown }> = []
+  #reads: TokenRead[] = []
+  #waiters: unknown[] | undefined = undefined
 
   constructor (context: RedisContext, perKey: boolean) {
     this.#context = context
@@ -29,30 +45,51 @@ export class TokenReads {
     const answer = new Pending<T>()
     if (this.#keys.length === 0) this.#context.atTurnEnd(this.#sendTurn)
     this.#keys.push(key)
-    this.#reads.push({ answer: answer as Pending<unknown>, parse })
+    const waiter = this.#context.waiter
+    let readersContext: AsyncResource | undefined
+    if (waiter !== undefined) {
+      readersContext = new AsyncResource('macgate.token-read')
+      const waiting = waiter()
+      if (waiting !== undefined) (this.#waiters ??= []).push(waiting)
+    }
+    this.#reads.push({ answer: answer as Pending<unknown>, parse, readersContext })
     return answer
   }
 
   readonly #sendTurn = (): void => {
     const keys = this.#keys
     const reads = this.#reads
+    // While tracing asks, a list even when empty: the command was sent for these requests, none of them recorded.
+    const waiters = this.#waiters ?? (this.#context.waiter === undefined ? undefined : NONE_RECORDED)
     this.#keys = []
     this.#reads = []
-    this.#context.send<Array<string | null>>('mget', keys).then(
+    this.#waiters = undefined
+    this.#context.send<Array<string | null>>('mget', keys, waiters).then(
       (values) => {
         for (let i = 0; i < reads.length; i++) {
-          const { answer, parse } = reads[i]!
-          let record: unknown
-          try {
-            record = parse(values[i] ?? null)
-          } catch (error) {
-            answer.reject(error)
-            continue
-          }
-          answer.resolve(record)
+          const read = reads[i]!
+          if (read.readersContext === undefined) answerRead(read, values[i] ?? null)
+          else read.readersContext.runInAsyncScope(answerRead, undefined, read, values[i] ?? null)
         }
       },
-      (error: unknown) => { for (const { answer } of reads) answer.reject(error) }
+      (error: unknown) => {
+        for (const read of reads) {
+          if (read.readersContext === undefined) read.answer.reject(error)
+          else read.readersContext.runInAsyncScope(read.answer.reject, read.answer, error)
+        }
+      }
     )
   }
+}
+
+/** A read's answer: its record as its parser reads the value, or the parser's throw. */
+function answerRead ({ answer, parse }: TokenRead, value: string | null): void {
+  let record: unknown
+  try {
+    record = parse(value)
+  } catch (error) {
+    answer.reject(error)
+    return
+  }
+  answer.resolve(record)
 }

@@ -45,7 +45,6 @@ export class WrittenCommand extends Command implements Deadlined {
   readonly #receiver: CommandReceiver
   /** What watches its command timeout, once ioredis has set one. */
   #deadlines: CommandDeadlines | undefined
-  deadline = 0
 
   /** `replyEncoding`: bulk replies as strings of it (else Buffers), as ioredis's command methods give them. */
   constructor (name: string, args: readonly CommandArgument[], receiver: CommandReceiver, replyEncoding?: BufferEncoding) {

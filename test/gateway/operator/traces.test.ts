@@ -136,6 +136,31 @@ t.test('a nonce batch shared by concurrent requests: one span with its size, lin
   t.ok(batches.some((batch) => batch.links.length > 1), 'requests of one turn share a batch')
 })
 
+t.test('token reads of one turn: one MGET span linked to every request it served; each request\'s nonce linked as its own', async (t) => {
+  // Tokens never used yet: every request misses the cache, and the turn's reads go in one MGET.
+  const fresh = await Promise.all(Array.from({ length: 5 }, async () => await liveToken(app)))
+  const paths = fresh.map((_token, index) => `/echo/miss-${index}`)
+  const answers = await Promise.all(fresh.map(async (token, index) => {
+    const nonce = nonceAt()
+    macs.push(hmac(token.macKey, signedString({ url: paths[index]!, token: token.accessToken, macKey: token.macKey, nonce })))
+    return await signedInject(app, { url: paths[index]!, token: token.accessToken, macKey: token.macKey, nonce, authorization: defaultAuthorization })
+  }))
+  t.ok(answers.every((answer) => answer.statusCode === 200))
+  const spans = await receiver.waitFor((all) => paths.every((path) => all.some((span) => span.kind === 2 && span.attributes['url.path'] === path)))
+  const servers = paths.map((path) => spans.find((span) => span.kind === 2 && span.attributes['url.path'] === path)!)
+  const ids = new Set(servers.map((server) => server.spanId))
+  for (const name of ['mget', 'macgateUseNonces']) {
+    const commands = spans.filter((span) => span.name === name && span.links.some((link) => ids.has(link.spanId)))
+    const linked = commands.flatMap((command) => command.links.map((link) => link.spanId))
+    t.same(linked.sort(), [...ids].sort(), `${name}: each request linked from exactly one span (none twice, none left out)`)
+    for (const command of commands) {
+      const first = servers.find((server) => server.spanId === command.links[0]!.spanId)!
+      t.equal(command.parentSpanId, first.spanId, `${name}: a child of the first request it served`)
+    }
+    if (name === 'mget') t.ok(commands.some((command) => command.links.length > 1), 'misses of one turn share an MGET')
+  }
+})
+
 t.test('a refused request\'s spans carry the reason and the code; a 4xx is no span error', async (t) => {
   const answer = await signed('/echo/refused', {}, 'not-the-mac-key')
   t.equal(answer.statusCode, 401)

@@ -25,7 +25,7 @@ t.test('signing vectors: exact string and mac', async (t) => {
     t.equal(text, v.string, `${v.source}: string`)
     t.equal(computeMac(v.mac_key, text), v.mac, `${v.source}: mac`)
     t.ok(constantTimeEqual(v.mac, computeMac(v.mac_key, text)), `${v.source}: constantTimeEqual`)
-    t.equal(computeMac(signingKeyOf(v.mac_key), text), v.mac, `${v.source}: mac with the key prepared once, as the verifier signs`)
+    t.equal(signingKeyOf(v.mac_key).digest(text, 'base64'), v.mac, `${v.source}: mac with the key prepared once, as the verifier signs`)
     // The vectors' queries are already canonical: signing them again changes nothing.
     t.equal(canonicalQuery(v.query), v.query, `${v.source}: query is canonical`)
   }
@@ -84,7 +84,7 @@ t.test('string to sign: method and host normalisation', async (t) => {
 t.test('computeMac is HMAC-SHA1 over UTF-8', async (t) => {
   const expected = createHmac('sha1', Buffer.from('kéy', 'utf8')).update(Buffer.from('中\n', 'utf8')).digest('base64')
   t.equal(computeMac('kéy', '中\n'), expected)
-  t.equal(computeMac(signingKeyOf('kéy'), '中\n'), expected, 'a prepared key is the same UTF-8 bytes')
+  t.equal(signingKeyOf('kéy').digest('中\n', 'base64'), expected, 'a prepared key is the same UTF-8 bytes')
   t.equal(computeMac('key', 'The quick brown fox jumps over the lazy dog'), '3nybhbi3iqa8ino29wqQcBydtNk=', 'RFC-known HMAC-SHA1 value')
 })
 

@@ -10,7 +10,6 @@ import { CommandDeadlines, type Deadlined } from '../../../plugin/store/redis/co
 /** A command as ioredis settles it: the watch is told first, then `isSettled` turns true. */
 class FakeCommand implements Deadlined {
   isSettled = false
-  deadline = 0
   timedOutAt: number | undefined
   readonly watch: CommandDeadlines
 
