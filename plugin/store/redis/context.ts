@@ -38,9 +38,14 @@ export class RedisContext {
   waiter: (() => unknown) | undefined
   /** Each script's SHA1, as Redis names it, computed once. */
   readonly #shas = new Map<ScriptName, string>()
-  /** What goes at this turn's end (`atTurnEnd`), and the list the last turn's went in, kept for the next. */
-  #turnTasks: Array<() => void> = []
-  #spareTasks: Array<() => void> = []
+  /**
+   * What goes at this turn's end (`atTurnEnd`), the first `#taskCount` of the list, and the list the
+   * last turn's went in, kept for the next; emptied slot by slot, never cut to length 0, which
+   * would give up its storage every turn.
+   */
+  #turnTasks: Array<(() => void) | undefined> = []
+  #taskCount = 0
+  #spareTasks: Array<(() => void) | undefined> = []
 
   constructor (redis: Scripted, keys: RedisKeys, clock: () => number) {
     this.redis = redis
@@ -75,22 +80,25 @@ export class RedisContext {
    * each written as ioredis writes it.)
    */
   atTurnEnd (task: () => void): void {
-    if (this.#turnTasks.length === 0) setImmediate(this.#endTurn)
-    this.#turnTasks.push(task)
+    if (this.#taskCount === 0) setImmediate(this.#endTurn)
+    this.#turnTasks[this.#taskCount++] = task
   }
 
   readonly #endTurn = (): void => {
     const tasks = this.#turnTasks
-    this.#turnTasks = this.#spareTasks
+    const count = this.#taskCount
     // A lone command is written as it is: a corked socket keeps an entry for each write and goes
     // through its writev path on uncorking, about 480 heap bytes a turn for nothing to join.
-    const stream = tasks.length < 2 || this.redis.isCluster ? undefined : (this.redis as Redis).stream
+    const stream = count < 2 || this.redis.isCluster ? undefined : (this.redis as Redis).stream
     stream?.cork()
+    // A task that schedules another (none does today) schedules it for the next turn, in the other list.
+    this.#turnTasks = this.#spareTasks
+    this.#taskCount = 0
     try {
-      for (const task of tasks) task()
+      for (let i = 0; i < count; i++) tasks[i]!()
     } finally {
       stream?.uncork()
-      tasks.length = 0
+      tasks.fill(undefined, 0, count)
       this.#spareTasks = tasks
     }
   }
@@ -117,7 +125,7 @@ export class RedisContext {
    * through ioredis's defined command, which sends the script's text and so loads it for the next.
    */
   script (name: ScriptName, keys: string[], args: string[], receiver: ScriptReceiver): void {
-    void this.redis.sendCommand(new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, ...args], this.#inSendersContext(new ScriptCall(this.redis, name, receiver)), 'utf8'))
+    void this.redis.sendCommand(new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, args], this.#inSendersContext(new ScriptCall(this.redis, name, receiver)), 'utf8'))
   }
 
   /**
