@@ -204,6 +204,26 @@ t.test('an upstream that is not there: 502, and the server and upstream spans ar
   t.match(client, { status: { code: 2 }, attributes: { 'error.type': '502', 'server.port': 1 } })
 })
 
+t.test('Redis gone under a turn of misses: each request answered 503 in its own trace, the MGET span failed and linked to each', async (t) => {
+  const fresh = await Promise.all(Array.from({ length: 3 }, async () => await liveToken(app)))
+  await redis.stop()
+  t.teardown(async () => { await redis.start() })
+  const paths = fresh.map((_token, index) => `/echo/outage-${index}`)
+  const answers = await Promise.all(fresh.map(async (token, index) => await signedInject(app, { url: paths[index]!, token: token.accessToken, macKey: token.macKey, authorization: defaultAuthorization })))
+  t.same(answers.map((answer) => answer.statusCode), [503, 503, 503], 'the store outage, for every request of the turn')
+  const spans = await receiver.waitFor((all) => paths.every((path) => all.some((span) => span.kind === 2 && span.attributes['url.path'] === path)))
+  const servers = paths.map((path) => spans.find((span) => span.kind === 2 && span.attributes['url.path'] === path)!)
+  t.ok(servers.every((server) => server.attributes['http.response.status_code'] === 503 && server.status.code === 2), 'each server span a 503 and an error')
+  const ids = new Set(servers.map((server) => server.spanId))
+  const reads = spans.filter((span) => span.name === 'mget' && span.links.some((link) => ids.has(link.spanId)))
+  t.same(reads.flatMap((read) => read.links.map((link) => link.spanId)).sort(), [...ids].sort(), 'each request linked from exactly one MGET span')
+  t.ok(reads.every((read) => read.status.code === 2 && read.status.message === 'store unavailable'), 'the MGET span failed')
+  for (const server of servers) {
+    const verify = childrenOf(spans, server).find((span) => span.name === 'macgate.verify')
+    t.equal(verify?.attributes['macgate.outcome'], 'store_unavailable', 'the check under its own request ends as the outage')
+  }
+})
+
 t.test('no secret in any exported byte', async (t) => {
   await receiver.waitFor((all) => all.some((span) => span.name === 'POST /oauth2/token'))
   await tracing.shutdown().catch(() => {})
