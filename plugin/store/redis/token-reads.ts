@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks'
 import { Pending } from '../pending.ts'
 import type { RedisContext } from './context.ts'
 
+/** A turn's waiters while tracing asks and none of its readers is recorded (never added to): no span for its MGET. */
 const NONE_RECORDED: unknown[] = []
 
 /** A read waiting for the turn's MGET: its answer and parser; while tracing asks, its reader's async context and who waits. */
