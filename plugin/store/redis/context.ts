@@ -108,11 +108,13 @@ export class RedisContext {
    * promises and ticks), its answer as a `Pending` that the command settles itself (no promise:
    * written-command.ts), timed and turned into the outage as `answer` does. For what many requests
    * send (the verifier's token reads on a cache miss, `token-reads.ts`). `waiters`: what the waiter
-   * answered for those it is sent for (their requests' spans), passed on to the observer.
+   * answered for those it is sent for (their requests' spans), passed on to the observer; a command
+   * sent for several is answered as it comes, in no one sender's context (each of its senders
+   * carries its own: token-reads.ts).
    */
   send<T> (name: string, args: Array<string | number>, waiters?: unknown[]): Pending<T> {
     const answer = new CommandAnswer<T>(name, this.observer, waiters)
-    void this.redis.sendCommand(new WrittenCommand(name, args, this.#inSendersContext(answer)))
+    void this.redis.sendCommand(new WrittenCommand(name, args, waiters === undefined ? this.#inSendersContext(answer) : answer))
     return answer
   }
 
