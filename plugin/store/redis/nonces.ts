@@ -303,7 +303,8 @@ class CounterBatches {
  * the next is made): the call's keys, the indexes that find a set or counter among them, and its
  * four script arguments. Emptied as the batch is sent (the command has copied the keys by then),
  * so that a turn makes no Map or array of its own for them (the sets' index, the one every turn
- * fills, is emptied without a new table: integer-index.ts).
+ * fills, is emptied without a new table: integer-index.ts). The keys' list is cut to length 0,
+ * which gives up its storage: the command takes it whole, so it holds exactly the turn's keys.
  */
 class CallParts {
   readonly keys: string[] = []
