@@ -371,7 +371,7 @@ async function redisParts (store: RedisStore, redis: Redis, { accessToken, macKe
     { rung, name: 'ioredis MGET of 5 keys alone (per key)', floor: true, call: () => {}, pass: async (calls) => { for (let i = 0; i < calls; i += 5) await redis.mget(TURN_KEYS) } },
     { rung, name: 'the token\'s tag check (grantIdOf)', call: () => grantIdOf(secret, accessToken) },
     { rung, name: 'the token\'s hash (hashSecret)', call: () => hashSecret(accessToken) },
-    { rung, name: 'the mac_key opening (key derivation, AES-GCM)', call: () => openMacKey(accessToken, record.macKeySealed) },
+    { rung, name: 'the mac_key opening (key derivation, AES-GCM)', call: () => openMacKey(accessToken, record.macKeySealed, hash) },
     { rung, name: 'the signing key (its HMAC pads)', call: () => signingKeyOf(macKey) }
   ]
 }

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hash, randomBytes } from 'node:crypto'
 import { constantTimeEqual, sameCharactersAt } from './constant-time.ts'
-import { HmacKey, hmacOnce } from './hmac-key.ts'
+import { HmacKey, hmacOnce, hmacOnceByKeyDigest } from './hmac-key.ts'
 
 // Codes and tokens are `<grantId>.<random><tag>`. The grant id puts every record of one grant in
 // one Redis Cluster hash slot and lets a token's record be found from the token alone; the tag,
@@ -66,9 +66,13 @@ export function secretMatches (value: string, storedHash: string): boolean {
   return constantTimeEqual(hashSecret(value), storedHash)
 }
 
-/** HMAC-SHA256 under the token of the seal's purpose (each token cache miss derives one). */
-function sealingKey (token: string, purpose: string): Buffer {
-  return hmacOnce('sha256', token, purpose)
+/**
+ * HMAC-SHA256 under the token of the seal's purpose. With the token's hash (`hashSecret`, which a
+ * token cache miss has made already), the HMAC takes it in the token's place, as RFC 2104 does for
+ * a key longer than a block (every token is): one hash of the token a miss, not two.
+ */
+function sealingKey (token: string, purpose: string, tokenHash?: string): Buffer {
+  return tokenHash === undefined ? hmacOnce('sha256', token, purpose) : hmacOnceByKeyDigest('sha256', token, tokenHash, purpose)
 }
 
 function seal (token: string, purpose: string, text: string): string {
@@ -78,14 +82,15 @@ function seal (token: string, purpose: string, text: string): string {
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')
 }
 
-function open (token: string, purpose: string, sealed: string): string {
+/** The sealed bytes, or a throw when they were not sealed under this token and purpose (GCM's tag). */
+function open (token: string, purpose: string, sealed: string, tokenHash?: string): Buffer {
   const bytes = Buffer.from(sealed, 'base64url')
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(token, purpose), bytes.subarray(0, 12))
+  const decipher = createDecipheriv('aes-256-gcm', sealingKey(token, purpose, tokenHash), bytes.subarray(0, 12))
   decipher.setAuthTag(bytes.subarray(12, 28))
   const text = decipher.update(bytes.subarray(28))
   // GCM is a stream mode: `final` checks the tag and has no bytes left to give (nothing to join).
   decipher.final()
-  return text.toString('utf8')
+  return text
 }
 
 /** Encrypts a mac_key so that only a holder of the access token can read it back. */
@@ -93,8 +98,12 @@ export function sealMacKey (token: string, macKey: string): string {
   return seal(token, 'macgate mac_key seal', macKey)
 }
 
-export function openMacKey (token: string, sealed: string): string {
-  return open(token, 'macgate mac_key seal', sealed)
+/**
+ * The mac_key's UTF-8 bytes (what a signing key is made of: no text of it is kept), given the
+ * token and, when the caller has made it, the token's hash (`hashSecret`).
+ */
+export function openMacKey (token: string, sealed: string, tokenHash?: string): Buffer {
+  return open(token, 'macgate mac_key seal', sealed, tokenHash)
 }
 
 /** Encrypts a refresh's answer so that only a holder of the spent refresh token can read it back. */
@@ -103,7 +112,7 @@ export function sealSuccessor (refreshToken: string, body: string): string {
 }
 
 export function openSuccessor (refreshToken: string, sealed: string): string {
-  return open(refreshToken, 'macgate successor seal', sealed)
+  return open(refreshToken, 'macgate successor seal', sealed).toString('utf8')
 }
 
 /** Stable for one (user, client) pair, unrelated across clients, never the internal user id. */

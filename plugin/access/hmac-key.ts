@@ -29,12 +29,18 @@ function newPads (hashName: HmacHash): Pads {
 }
 
 /** The key's bytes XORed into both pads; a key longer than a block is replaced by its digest (RFC 2104). */
-function writePads ({ hashName, inner, outer }: Pads, key: string | Buffer): void {
+function writePads (pads: Pads, key: string | Buffer): void {
+  const { hashName, inner } = pads
   const long = typeof key === 'string' ? Buffer.byteLength(key, 'utf8') > BLOCK : key.length > BLOCK
   // Written as text, no Buffer made for it: the key's UTF-8 bytes, or its digest one character a byte.
   const length = long
     ? inner.write(hash(hashName, key, 'binary'), 'latin1')
     : typeof key === 'string' ? inner.write(key, 'utf8') : key.copy(inner)
+  xorPads(pads, length)
+}
+
+/** The key's `length` bytes, at the inner pad's start, zero-filled to a block and XORed into both pads. */
+function xorPads ({ inner, outer }: Pads, length: number): void {
   inner.fill(0, length)
   for (let i = 0; i < BLOCK; i++) {
     const byte = inner[i]!
@@ -85,5 +91,20 @@ const oneOffPads: Record<HmacHash, Pads> = { sha1: newPads('sha1'), sha256: newP
 export function hmacOnce (hashName: HmacHash, key: string | Buffer, message: string): Buffer {
   const pads = oneOffPads[hashName]
   writePads(pads, key)
+  return macOf(pads, message, 'buffer')
+}
+
+/**
+ * `hmacOnce(hashName, key, message)` for a caller that holds the key's digest already (`keyDigest`:
+ * `hash(hashName, key, 'base64url')`, e.g. a token's hash as the store keys it): a key longer than
+ * a block is replaced by that digest (RFC 2104), so it is written into the pads as it is, not
+ * hashed again. The same bytes either way (test/plugin/access/hmac-key.test.ts).
+ */
+export function hmacOnceByKeyDigest (hashName: HmacHash, key: string, keyDigest: string, message: string): Buffer {
+  const pads = oneOffPads[hashName]
+  // More UTF-16 units than a block's bytes: more UTF-8 bytes too. A shorter key is the key itself,
+  // and a digest of the wrong length is not the key's: the key is hashed here as by hmacOnce.
+  if (key.length <= BLOCK || pads.inner.write(keyDigest, 'base64url') !== DIGEST_LENGTH[hashName]) writePads(pads, key)
+  else xorPads(pads, DIGEST_LENGTH[hashName])
   return macOf(pads, message, 'buffer')
 }

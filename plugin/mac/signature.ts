@@ -10,8 +10,8 @@ export function hashNameOf (macAlgorithm: string | undefined): HmacHash {
   return macAlgorithm?.toLowerCase() === 'hmacsha256' ? 'sha256' : 'sha1'
 }
 
-/** The mac_key as an HMAC key under the token's hash, made once per cached token (token-cache.ts), not per request. */
-export function signingKeyOf (macKey: string, hash: HmacHash = 'sha1'): HmacKey {
+/** The mac_key (its text, or its UTF-8 bytes) as an HMAC key under the token's hash, made once per cached token (token-cache.ts), not per request. */
+export function signingKeyOf (macKey: string | Buffer, hash: HmacHash = 'sha1'): HmacKey {
   return new HmacKey(hash, macKey)
 }
 

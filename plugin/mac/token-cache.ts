@@ -19,8 +19,10 @@ export interface MacIdentity {
 export interface ActiveToken {
   /** The token's hash (`hashSecret`), as the store keys it: revocations name it, and its nonces' keys are made of it. */
   hash: string
-  macKey: string
-  /** The mac_key prepared as an HMAC key under the record's mac_algorithm, once, for every request that presents the token while cached. */
+  /**
+   * The mac_key prepared as an HMAC key under the record's mac_algorithm, once, for every request
+   * that presents the token while cached. Its text is not kept: the key's pads are all a check reads.
+   */
   signingKey: HmacKey
   /** When the cache reads the store again (ms, the plugin's clock): at `maxAgeMs` (past its expiry, a hit refuses it without a read). */
   cachedUntil: number
@@ -73,8 +75,8 @@ function entryOf (scopeSets: ScopeSets, { maxAgeMs, negativeTtlMs }: Lifetimes, 
   if (record === undefined || record.expiresAt <= now) return { hash, cachedUntil: now + negativeTtlMs }
   const { openId, clientId, userId, scope } = record
   const identity = Object.freeze({ openId, clientId, userId, scope: scopeSets.of(scope) })
-  const macKey = openMacKey(token, record.macKeySealed)
-  return { hash, macKey, signingKey: signingKeyOf(macKey, hashNameOf(record.macAlgorithm)), cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
+  const signingKey = signingKeyOf(openMacKey(token, record.macKeySealed, hash), hashNameOf(record.macAlgorithm))
+  return { hash, signingKey, cachedUntil: now + maxAgeMs, expiresAt: record.expiresAt, identity }
 }
 
 /**

@@ -361,7 +361,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     t.strictSame(await store.getCode(code.hash, grantId), { ...code.record, used: true })
     const access = await store.getAccessToken(first.accessHash, grantId)
     t.strictSame(access, first.set.access.record)
-    t.equal(openMacKey(first.access, access!.macKeySealed), first.macKey, 'the mac_key opens with the token')
+    t.equal(openMacKey(first.access, access!.macKeySealed).toString('utf8'), first.macKey, 'the mac_key opens with the token')
     t.strictSame(await store.getRefreshToken(first.refreshHash!, grantId), first.set.refresh!.record)
 
     const second = issue(grantId)
@@ -410,7 +410,7 @@ export function storeSuite (t: Test, makeStore: MakeStore): void {
     await store.saveTokens(issued.set)
     const access = await store.getAccessToken(issued.accessHash, issued.grantId)
     t.strictSame(access, issued.set.access.record)
-    t.equal(openMacKey(issued.access, access!.macKeySealed), issued.macKey)
+    t.equal(openMacKey(issued.access, access!.macKeySealed).toString('utf8'), issued.macKey)
     t.equal(await store.getAccessToken(hashSecret(mintToken(SECRET, issued.grantId)), issued.grantId), undefined, 'unknown token')
   })
 

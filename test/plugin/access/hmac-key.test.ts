@@ -1,7 +1,7 @@
-import { createCipheriv, createHmac, randomBytes } from 'node:crypto'
+import { createCipheriv, createHmac, hash as digestOf, randomBytes } from 'node:crypto'
 import t from 'tap'
-import { HmacKey, hmacOnce, type HmacHash } from '../../../plugin/access/hmac-key.ts'
-import { deriveOpenId, grantIdOf, newGrantId, openMacKey } from '../../../plugin/access/credentials.ts'
+import { HmacKey, hmacOnce, hmacOnceByKeyDigest, type HmacHash } from '../../../plugin/access/hmac-key.ts'
+import { deriveOpenId, grantIdOf, hashSecret, newGrantId, openMacKey } from '../../../plugin/access/credentials.ts'
 
 const fromHex = (hex: string): Buffer => Buffer.from(hex, 'hex')
 
@@ -35,6 +35,11 @@ t.test('the bytes of createHmac for text keys and messages of every length, ASCI
       const mismatches = texts.filter((text) => prepared.digest(text, 'base64url') !== createHmac(hash, key).update(text, 'utf8').digest('base64url') ||
         !hmacOnce(hash, key, text).equals(createHmac(hash, key).update(text, 'utf8').digest()))
       t.same(mismatches.map((text) => text.length), [], `${hash}, key of ${key.length} characters`)
+      // Given the key's digest, as a token cache miss gives its token's hash; or a digest that is not one (another hash's length).
+      const other = hash === 'sha1' ? 'sha256' : 'sha1'
+      const byDigest = texts.filter((text) => !hmacOnceByKeyDigest(hash, key, digestOf(hash, key, 'base64url'), text).equals(createHmac(hash, key).update(text, 'utf8').digest()) ||
+        !hmacOnceByKeyDigest(hash, key, digestOf(other, key, 'base64url'), text).equals(createHmac(hash, key).update(text, 'utf8').digest()))
+      t.same(byDigest.map((text) => text.length), [], `${hash}, key of ${key.length} characters, by its digest`)
     }
   }
 })
@@ -58,5 +63,8 @@ t.test('what was issued under createHmac still checks and opens', async (t) => {
   const iv = randomBytes(12)
   const cipher = createCipheriv('aes-256-gcm', createHmac('sha256', token).update('macgate mac_key seal').digest(), iv)
   const sealed = Buffer.concat([cipher.update('the mac_key', 'utf8'), cipher.final()])
-  t.equal(openMacKey(token, Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')), 'the mac_key', 'a mac_key sealed under a createHmac key: opened')
+  const macKeySealed = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url')
+  t.equal(openMacKey(token, macKeySealed).toString('utf8'), 'the mac_key', 'a mac_key sealed under a createHmac key: opened')
+  t.equal(openMacKey(token, macKeySealed, hashSecret(token)).toString('utf8'), 'the mac_key', 'and opened with the token\'s hash in its place (a cache miss)')
+  t.throws(() => openMacKey(token, macKeySealed, hashSecret(`${token}x`)), 'another token\'s hash: not opened')
 })
