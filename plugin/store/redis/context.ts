@@ -125,9 +125,11 @@ export class RedisContext {
    * answer or its failure goes to `receiver`, as ioredis gave it. A Redis that does not
    * know the script (restarted, or its scripts flushed) answers NOSCRIPT: the call is made again
    * through ioredis's defined command, which sends the script's text and so loads it for the next.
+   * Answered as it comes, in no sender's context: the script is a nonce batch, sent for several
+   * requests, and each of them carries its own (nonces.ts).
    */
   script (name: ScriptName, keys: string[], args: string[], receiver: ScriptReceiver): void {
-    void this.redis.sendCommand(new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, args], this.#inSendersContext(new ScriptCall(this.redis, name, receiver)), 'utf8'))
+    void this.redis.sendCommand(new WrittenCommand('evalsha', [this.#sha(name), keys.length, keys, args], new ScriptCall(this.redis, name, receiver), 'utf8'))
   }
 
   /**

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks'
 import { errors } from '../../http/errors.ts'
 import { keyByte, keyWord, NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
 import { Pending } from '../pending.ts'
@@ -98,8 +99,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     const batch = this.#batchOf(use)
     batch.parts.plainArgs.add(this.#setIndex(batch, use))
     addKeyInteger(batch.parts.plainArgs, use.key)
-    batch.plain[batch.plainCount++] = answer
-    this.#waiting(batch)
+    batch.plain[batch.plainCount++] = this.#answerOf(batch, answer)
     return answer
   }
 
@@ -126,17 +126,22 @@ export class RedisNonces implements NonceLog, NonceReports {
     batch.parts.countedArgs.add(this.#setIndex(batch, use))
     addKeyInteger(batch.parts.countedArgs, use.key)
     batch.parts.countedArgs.add(counter)
-    batch.counted[batch.countedCount++] = answer
-    this.#waiting(batch)
+    batch.counted[batch.countedCount++] = this.#answerOf(batch, answer)
     return answer
   }
 
-  /** Who waits for the nonce just batched, when a waiter asks (tracing): nothing is kept or made otherwise. */
-  #waiting (batch: Batch): void {
+  /**
+   * The nonce's answer as its batch keeps it. While a waiter asks (tracing), who waits for it is
+   * kept for the batch's span, and the answer is told in the async context it was asked in: the
+   * batch is answered in no request's, and what each request does next (its admission, its
+   * proxying) is then its own. Nothing is kept or made otherwise.
+   */
+  #answerOf<T> (batch: Batch, answer: Pending<T>): Answer<T> {
     const waiter = this.#waiter()
-    if (waiter === undefined) return
+    if (waiter === undefined) return answer
     const waiting = waiter()
     if (waiting !== undefined) (batch.waiters ??= []).push(waiting)
+    return new InAskersContext(answer)
   }
 
   /** The counts of the named counters in a window: one MGET (on a cluster all share their tag). */
@@ -329,6 +334,30 @@ class CallParts {
   }
 }
 
+/** How a batch settles a request's answer: the `Pending` itself, or (tracing) told in its asker's context. */
+interface Answer<T> {
+  resolve: (value: T) => void
+  reject: (error: unknown) => void
+}
+
+/** A request's answer told in the async context it was asked in (`RedisNonces.#answerOf`). */
+class InAskersContext<T> extends AsyncResource implements Answer<T> {
+  readonly #answer: Pending<T>
+
+  constructor (answer: Pending<T>) {
+    super('macgate.nonce')
+    this.#answer = answer
+  }
+
+  resolve (value: T): void {
+    this.runInAsyncScope(this.#answer.resolve, this.#answer, value)
+  }
+
+  reject (error: unknown): void {
+    this.runInAsyncScope(this.#answer.reject, this.#answer, error)
+  }
+}
+
 /**
  * One script call's worth: its parts (`CallParts`: the keys it touches, 1-based in the script,
  * and its sets', counters' and nonces' arguments), and each request's answer. The arguments are
@@ -341,9 +370,9 @@ class Batch implements ScriptReceiver {
   /** Its slot's call being built (`CallParts`), until it is sent. */
   parts: CallParts
   /** Each request's answer, the first `plainCount` and `countedCount` of them. */
-  readonly plain: Array<Pending<boolean> | undefined> = []
+  readonly plain: Array<Answer<boolean> | undefined> = []
   plainCount = 0
-  readonly counted: Array<Pending<CountedUse> | undefined> = []
+  readonly counted: Array<Answer<CountedUse> | undefined> = []
   countedCount = 0
   /** What the waiter answered for its nonces (their requests' spans), made at the first one only. */
   waiters: unknown[] | undefined = undefined

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { RedisStore } from '../../../plugin/store/redis/redis-store.ts'
@@ -171,6 +172,27 @@ t.test('two instances: a revocation through A reaches B within 1 s', async (t) =
 
 // Stops and pauses the server: only with a redis-server of the test's own.
 const shared = process.env.REDIS_URL !== undefined && process.env.REDIS_URL !== ''
+t.test('while tracing asks, a nonce batch answers each request in the async context it asked in, the outage too', { skip: shared && 'REDIS_URL is shared' }, async (t) => {
+  const own = await startRedis(t)
+  const store = await open(t, { url: own.url, prefix: own.prefix })
+  // A request's context, as a trace's would be; the waiter names who waits, as tracing's does.
+  const request = new AsyncLocalStorage<string>()
+  const batches: Array<[number | undefined, unknown[] | undefined]> = []
+  store.observeCommands((command, _seconds, _failed, size, waiters) => { if (command === 'macgateUseNonces') batches.push([size, waiters]) }, () => request.getStore())
+  const count = { name: 'context', window: Math.floor(Date.now() / 60_000), limit: 100, ttlSeconds: 120 }
+  const turn = (tag: string): Promise<string[][]> => Promise.all(['a', 'b', 'c', 'd'].map((name, i) => request.run(name, () => new Promise<string[]>((resolve) => {
+    const use = nonceUse('e'.repeat(64), `${tag}${i}:1`)
+    // The Redis store's answers are Pendings, not awaited here: a callback runs where the batch
+    // tells it, as the verifier's do (no promise of the request's own).
+    const answer = (i % 2 === 0 ? store.useNonce(use) : store.useCountedNonce(use, count)) as PromiseLike<unknown>
+    answer.then(() => { resolve([name, request.getStore() ?? 'none']) }, () => { resolve([name, `${request.getStore() ?? 'none'}, refused`]) })
+  }))))
+  t.same(await turn('answered'), [['a', 'a'], ['b', 'b'], ['c', 'c'], ['d', 'd']], 'each answered in its own context')
+  t.same(batches, [[4, ['a', 'b', 'c', 'd']]], 'in one batch, which names each of them')
+  await own.stop()
+  t.same(await turn('refused'), [['a', 'a, refused'], ['b', 'b, refused'], ['c', 'c, refused'], ['d', 'd, refused']], 'the outage: each refused in its own context')
+})
+
 t.test('Redis goes away and comes back', { skip: shared && 'REDIS_URL is shared' }, async (t) => {
   const own = await startRedis(t)
   const store = await open(t, { url: own.url, prefix: own.prefix })
