@@ -66,13 +66,16 @@ export function secretMatches (value: string, storedHash: string): boolean {
   return constantTimeEqual(hashSecret(value), storedHash)
 }
 
+/** Where a seal's key is written: one buffer, reused, since each cipher takes (copies) its key as it is made. */
+const SEALING_KEY = Buffer.alloc(32)
+
 /**
  * HMAC-SHA256 under the token of the seal's purpose. With the token's hash (`hashSecret`, which a
  * token cache miss has made already), the HMAC takes it in the token's place, as RFC 2104 does for
  * a key longer than a block (every token is): one hash of the token a miss, not two.
  */
 function sealingKey (token: string, purpose: string, tokenHash?: string): Buffer {
-  return tokenHash === undefined ? hmacOnce('sha256', token, purpose) : hmacOnceByKeyDigest('sha256', token, tokenHash, purpose)
+  return tokenHash === undefined ? hmacOnce('sha256', token, purpose, SEALING_KEY) : hmacOnceByKeyDigest('sha256', token, tokenHash, purpose, SEALING_KEY)
 }
 
 function seal (token: string, purpose: string, text: string): string {

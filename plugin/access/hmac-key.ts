@@ -49,9 +49,10 @@ function xorPads ({ inner, outer }: Pads, length: number): void {
   }
 }
 
+/** The MAC as text, or written into `into` (the digest's length: a buffer made by `crypto.hash` costs more than the hash). */
 function macOf (pads: Pads, message: string, encoding: 'base64' | 'base64url'): string
-function macOf (pads: Pads, message: string, encoding: 'buffer'): Buffer
-function macOf ({ hashName, inner, outer }: Pads, message: string, encoding: 'base64' | 'base64url' | 'buffer'): string | Buffer {
+function macOf (pads: Pads, message: string, into: Buffer): Buffer
+function macOf ({ hashName, inner, outer }: Pads, message: string, encoding: 'base64' | 'base64url' | Buffer): string | Buffer {
   // UTF-8 takes at most 3 bytes for a UTF-16 unit: beyond that, measure.
   const room = message.length * 3 <= scratch.length - BLOCK ? scratch : Buffer.allocUnsafe(BLOCK + Buffer.byteLength(message, 'utf8'))
   inner.copy(room)
@@ -59,7 +60,9 @@ function macOf ({ hashName, inner, outer }: Pads, message: string, encoding: 'ba
   const input = room === scratch ? (scratchViews[length] ??= scratch.subarray(0, length)) : room
   // The inner digest as 'binary' (latin1) text, one character a byte (no Buffer made for it), behind the outer pad.
   outer.write(hash(hashName, input, 'binary'), BLOCK, 'latin1')
-  return hash(hashName, outer, encoding)
+  if (typeof encoding === 'string') return hash(hashName, outer, encoding)
+  encoding.write(hash(hashName, outer, 'binary'), 'latin1')
+  return encoding
 }
 
 /**
@@ -87,11 +90,15 @@ export class HmacKey {
 /** The pads of a key used once, one set a hash, reused. */
 const oneOffPads: Record<HmacHash, Pads> = { sha1: newPads('sha1'), sha256: newPads('sha256') }
 
-/** HMAC(key, utf8(message)) under a key used once: no object of its own, its pads written into shared ones. */
-export function hmacOnce (hashName: HmacHash, key: string | Buffer, message: string): Buffer {
+/**
+ * HMAC(key, utf8(message)) under a key used once: no object of its own, its pads written into
+ * shared ones; the answer written into `into` when given (of the digest's length; the caller's,
+ * used at once: a cipher's key), else into a buffer of its own.
+ */
+export function hmacOnce (hashName: HmacHash, key: string | Buffer, message: string, into: Buffer = Buffer.alloc(DIGEST_LENGTH[hashName])): Buffer {
   const pads = oneOffPads[hashName]
   writePads(pads, key)
-  return macOf(pads, message, 'buffer')
+  return macOf(pads, message, into)
 }
 
 /**
@@ -100,11 +107,11 @@ export function hmacOnce (hashName: HmacHash, key: string | Buffer, message: str
  * a block is replaced by that digest (RFC 2104), so it is written into the pads as it is, not
  * hashed again. The same bytes either way (test/plugin/access/hmac-key.test.ts).
  */
-export function hmacOnceByKeyDigest (hashName: HmacHash, key: string, keyDigest: string, message: string): Buffer {
+export function hmacOnceByKeyDigest (hashName: HmacHash, key: string, keyDigest: string, message: string, into: Buffer = Buffer.alloc(DIGEST_LENGTH[hashName])): Buffer {
   const pads = oneOffPads[hashName]
   // More UTF-16 units than a block's bytes: more UTF-8 bytes too. A shorter key is the key itself,
   // and a digest of the wrong length is not the key's: the key is hashed here as by hmacOnce.
   if (key.length <= BLOCK || pads.inner.write(keyDigest, 'base64url') !== DIGEST_LENGTH[hashName]) writePads(pads, key)
   else xorPads(pads, DIGEST_LENGTH[hashName])
-  return macOf(pads, message, 'buffer')
+  return macOf(pads, message, into)
 }
