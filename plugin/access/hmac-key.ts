@@ -15,49 +15,62 @@ const DIGEST_LENGTH: Record<HmacHash, number> = { sha1: 20, sha256: 32 }
 const scratch = Buffer.allocUnsafeSlow(4096)
 const scratchViews: Buffer[] = []
 
-/** A key's pads: the inner pad, then the outer pad with room behind it for the inner digest (the outer hash's whole input). */
+/** Where the outer hash's input is made, one per hash (its length): the outer pad, then the inner digest. */
+const outerRooms: Record<HmacHash, Buffer> = {
+  sha1: Buffer.allocUnsafeSlow(BLOCK + DIGEST_LENGTH.sha1),
+  sha256: Buffer.allocUnsafeSlow(BLOCK + DIGEST_LENGTH.sha256)
+}
+
+/** Where a key's pads are worked out, reused: the inner pad, then the outer pad. */
+const padRoom = Buffer.allocUnsafeSlow(2 * BLOCK)
+
+/**
+ * A prepared key's pads as latin1 text, one character a byte. Text, not buffers: a token cache miss
+ * prepares a key, kept in old space while the token is cached, and a buffer of its own would be
+ * an ArrayBuffer (memory outside V8's heap, with its own bookkeeping for the collector) and two
+ * views of it; text is one object each on V8's heap, and about three times cheaper to make.
+ */
 interface Pads {
-  readonly hashName: HmacHash
-  readonly inner: Buffer
-  readonly outer: Buffer
+  readonly inner: string
+  readonly outer: string
 }
 
-/** Pads for `hashName` in memory of their own, not a slice of the shared pool (a cached token's key would keep a pool's 8 KB alive). */
-function newPads (hashName: HmacHash): Pads {
-  const memory = new ArrayBuffer(2 * BLOCK + DIGEST_LENGTH[hashName])
-  return { hashName, inner: Buffer.from(memory, 0, BLOCK), outer: Buffer.from(memory, BLOCK) }
-}
-
-/** The key's bytes XORed into both pads; a key longer than a block is replaced by its digest (RFC 2104). */
-function writePads (pads: Pads, key: string | Buffer): void {
-  const { hashName, inner } = pads
+/** The key's bytes into `padRoom`'s inner pad; a key longer than a block is replaced by its digest (RFC 2104). */
+function writeKey (hashName: HmacHash, key: string | Buffer): void {
   const long = typeof key === 'string' ? Buffer.byteLength(key, 'utf8') > BLOCK : key.length > BLOCK
   // Written as text, no Buffer made for it: the key's UTF-8 bytes, or its digest one character a byte.
   const length = long
-    ? inner.write(hash(hashName, key, 'binary'), 'latin1')
-    : typeof key === 'string' ? inner.write(key, 'utf8') : key.copy(inner)
-  xorPads(pads, length)
+    ? padRoom.write(hash(hashName, key, 'binary'), 0, BLOCK, 'latin1')
+    : typeof key === 'string' ? padRoom.write(key, 0, BLOCK, 'utf8') : key.copy(padRoom, 0, 0, BLOCK)
+  xorPads(length)
 }
 
-/** The key's `length` bytes, at the inner pad's start, zero-filled to a block and XORed into both pads. */
-function xorPads ({ inner, outer }: Pads, length: number): void {
-  inner.fill(0, length)
+/** The key's `length` bytes at `padRoom`'s start, zero-filled to a block, XORed into both pads. */
+function xorPads (length: number): void {
+  padRoom.fill(0, length, BLOCK)
   for (let i = 0; i < BLOCK; i++) {
-    const byte = inner[i]!
-    inner[i] = byte ^ 0x36
-    outer[i] = byte ^ 0x5c
+    const byte = padRoom[i]!
+    padRoom[i] = byte ^ 0x36
+    padRoom[BLOCK + i] = byte ^ 0x5c
   }
 }
 
-/** The MAC as text, or written into `into` (the digest's length: a buffer made by `crypto.hash` costs more than the hash). */
-function macOf (pads: Pads, message: string, encoding: 'base64' | 'base64url'): string
-function macOf (pads: Pads, message: string, into: Buffer): Buffer
-function macOf ({ hashName, inner, outer }: Pads, message: string, encoding: 'base64' | 'base64url' | Buffer): string | Buffer {
+/**
+ * HMAC(key, utf8(message)) under `pads`, or under the pads in `padRoom` (a key used once): as text,
+ * or written into `into` (the digest's length: a buffer made by `crypto.hash` costs more than the hash).
+ */
+function macOf (hashName: HmacHash, pads: Pads | undefined, message: string, encoding: 'base64' | 'base64url'): string
+function macOf (hashName: HmacHash, pads: Pads | undefined, message: string, into: Buffer): Buffer
+function macOf (hashName: HmacHash, pads: Pads | undefined, message: string, encoding: 'base64' | 'base64url' | Buffer): string | Buffer {
   // UTF-8 takes at most 3 bytes for a UTF-16 unit: beyond that, measure.
   const room = message.length * 3 <= scratch.length - BLOCK ? scratch : Buffer.allocUnsafe(BLOCK + Buffer.byteLength(message, 'utf8'))
-  inner.copy(room)
+  if (pads === undefined) padRoom.copy(room, 0, 0, BLOCK)
+  else room.write(pads.inner, 0, BLOCK, 'latin1')
   const length = BLOCK + room.write(message, BLOCK, 'utf8')
   const input = room === scratch ? (scratchViews[length] ??= scratch.subarray(0, length)) : room
+  const outer = outerRooms[hashName]
+  if (pads === undefined) padRoom.copy(outer, 0, BLOCK, 2 * BLOCK)
+  else outer.write(pads.outer, 0, BLOCK, 'latin1')
   // The inner digest as 'binary' (latin1) text, one character a byte (no Buffer made for it), behind the outer pad.
   outer.write(hash(hashName, input, 'binary'), BLOCK, 'latin1')
   if (typeof encoding === 'string') return hash(hashName, outer, encoding)
@@ -73,32 +86,30 @@ function macOf ({ hashName, inner, outer }: Pads, message: string, encoding: 'ba
  * one-shot hash uses the digest Node keeps. The bytes are createHmac's (test/plugin/access/hmac-key.test.ts).
  */
 export class HmacKey {
+  readonly #hashName: HmacHash
   readonly #pads: Pads
 
   /** `key` as bytes, or as text to be UTF-8 encoded (a mac_key, the server secret). */
   constructor (hashName: HmacHash, key: string | Buffer) {
-    this.#pads = newPads(hashName)
-    writePads(this.#pads, key)
+    this.#hashName = hashName
+    writeKey(hashName, key)
+    this.#pads = { inner: padRoom.toString('latin1', 0, BLOCK), outer: padRoom.toString('latin1', BLOCK, 2 * BLOCK) }
   }
 
   /** HMAC(key, utf8(message)), as text. */
   digest (message: string, encoding: 'base64' | 'base64url'): string {
-    return macOf(this.#pads, message, encoding)
+    return macOf(this.#hashName, this.#pads, message, encoding)
   }
 }
 
-/** The pads of a key used once, one set a hash, reused. */
-const oneOffPads: Record<HmacHash, Pads> = { sha1: newPads('sha1'), sha256: newPads('sha256') }
-
 /**
- * HMAC(key, utf8(message)) under a key used once: no object of its own, its pads written into
- * shared ones; the answer written into `into` when given (of the digest's length; the caller's,
+ * HMAC(key, utf8(message)) under a key used once: no object of its own, its pads worked out in the
+ * shared room; the answer written into `into` when given (of the digest's length; the caller's,
  * used at once: a cipher's key), else into a buffer of its own.
  */
 export function hmacOnce (hashName: HmacHash, key: string | Buffer, message: string, into: Buffer = Buffer.alloc(DIGEST_LENGTH[hashName])): Buffer {
-  const pads = oneOffPads[hashName]
-  writePads(pads, key)
-  return macOf(pads, message, into)
+  writeKey(hashName, key)
+  return macOf(hashName, undefined, message, into)
 }
 
 /**
@@ -108,10 +119,9 @@ export function hmacOnce (hashName: HmacHash, key: string | Buffer, message: str
  * hashed again. The same bytes either way (test/plugin/access/hmac-key.test.ts).
  */
 export function hmacOnceByKeyDigest (hashName: HmacHash, key: string, keyDigest: string, message: string, into: Buffer = Buffer.alloc(DIGEST_LENGTH[hashName])): Buffer {
-  const pads = oneOffPads[hashName]
   // More UTF-16 units than a block's bytes: more UTF-8 bytes too. A shorter key is the key itself,
   // and a digest of the wrong length is not the key's: the key is hashed here as by hmacOnce.
-  if (key.length <= BLOCK || pads.inner.write(keyDigest, 'base64url') !== DIGEST_LENGTH[hashName]) writePads(pads, key)
-  else xorPads(pads, DIGEST_LENGTH[hashName])
-  return macOf(pads, message, into)
+  if (key.length <= BLOCK || padRoom.write(keyDigest, 0, BLOCK, 'base64url') !== DIGEST_LENGTH[hashName]) writeKey(hashName, key)
+  else xorPads(DIGEST_LENGTH[hashName])
+  return macOf(hashName, undefined, message, into)
 }
