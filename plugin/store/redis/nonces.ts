@@ -1,8 +1,8 @@
-import { AsyncResource } from 'node:async_hooks'
 import { errors } from '../../http/errors.ts'
 import { keyByte, keyWord, NONCE_KEY_BYTES, type NonceUse } from '../nonce-key.ts'
 import { Pending } from '../pending.ts'
 import { orUnavailable, type RedisContext, type ScriptReceiver } from './context.ts'
+import { InAskersContext, type Answer } from './in-askers-context.ts'
 import { IntegerIndex } from './integer-index.ts'
 import { IntegerList } from './integer-list.ts'
 import type { RedisKeys } from './keys.ts'
@@ -141,7 +141,7 @@ export class RedisNonces implements NonceLog, NonceReports {
     if (waiter === undefined) return answer
     const waiting = waiter()
     if (waiting !== undefined) (batch.waiters ??= []).push(waiting)
-    return new InAskersContext(answer)
+    return new InAskersContext(answer, 'macgate.nonce')
   }
 
   /** The counts of the named counters in a window: one MGET (on a cluster all share their tag). */
@@ -331,30 +331,6 @@ class CallParts {
     this.sets.clear()
     // A Map's `clear` makes a new table: only when there is something to clear (a turn seldom has counters).
     if (this.counters.size > 0) this.counters.clear()
-  }
-}
-
-/** How a batch settles a request's answer: the `Pending` itself, or (tracing) told in its asker's context. */
-interface Answer<T> {
-  resolve: (value: T) => void
-  reject: (error: unknown) => void
-}
-
-/** A request's answer told in the async context it was asked in (`RedisNonces.#answerOf`). */
-class InAskersContext<T> extends AsyncResource implements Answer<T> {
-  readonly #answer: Pending<T>
-
-  constructor (answer: Pending<T>) {
-    super('macgate.nonce')
-    this.#answer = answer
-  }
-
-  resolve (value: T): void {
-    this.runInAsyncScope(this.#answer.resolve, this.#answer, value)
-  }
-
-  reject (error: unknown): void {
-    this.runInAsyncScope(this.#answer.reject, this.#answer, error)
   }
 }
 

@@ -1,15 +1,14 @@
-import { AsyncResource } from 'node:async_hooks'
 import { Pending } from '../pending.ts'
 import type { RedisContext } from './context.ts'
+import { InAskersContext, type Answer } from './in-askers-context.ts'
 
 /** A turn's waiters while tracing asks and none of its readers is recorded (never added to): no span for its MGET. */
 const NONE_RECORDED: unknown[] = []
 
-/** A read waiting for the turn's MGET: its answer and parser; while tracing asks, its reader's async context and who waits. */
+/** A read waiting for the turn's MGET: its answer (while tracing asks, told in its reader's async context) and parser. */
 interface TokenRead {
-  readonly answer: Pending<unknown>
+  readonly answer: Answer<unknown>
   readonly parse: (value: string | null) => unknown
-  readonly readersContext: AsyncResource | undefined
 }
 
 /**
@@ -47,13 +46,13 @@ export class TokenReads {
     if (this.#keys.length === 0) this.#context.atTurnEnd(this.#sendTurn)
     this.#keys.push(key)
     const waiter = this.#context.waiter
-    let readersContext: AsyncResource | undefined
+    let told: Answer<unknown> = answer as Pending<unknown>
     if (waiter !== undefined) {
-      readersContext = new AsyncResource('macgate.token-read')
+      told = new InAskersContext(answer as Pending<unknown>, 'macgate.token-read')
       const waiting = waiter()
       if (waiting !== undefined) (this.#waiters ??= []).push(waiting)
     }
-    this.#reads.push({ answer: answer as Pending<unknown>, parse, readersContext })
+    this.#reads.push({ answer: told, parse })
     return answer
   }
 
@@ -66,19 +65,8 @@ export class TokenReads {
     this.#reads = []
     this.#waiters = undefined
     this.#context.send<Array<string | null>>('mget', keys, waiters).then(
-      (values) => {
-        for (let i = 0; i < reads.length; i++) {
-          const read = reads[i]!
-          if (read.readersContext === undefined) answerRead(read, values[i] ?? null)
-          else read.readersContext.runInAsyncScope(answerRead, undefined, read, values[i] ?? null)
-        }
-      },
-      (error: unknown) => {
-        for (const read of reads) {
-          if (read.readersContext === undefined) read.answer.reject(error)
-          else read.readersContext.runInAsyncScope(read.answer.reject, read.answer, error)
-        }
-      }
+      (values) => { for (let i = 0; i < reads.length; i++) answerRead(reads[i]!, values[i] ?? null) },
+      (error: unknown) => { for (const { answer } of reads) answer.reject(error) }
     )
   }
 }
