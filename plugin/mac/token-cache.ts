@@ -80,6 +80,17 @@ function entryOf (scopeSets: ScopeSets, { maxAgeMs, negativeTtlMs }: Lifetimes, 
 }
 
 /**
+ * A string of the token's own, for what outlives the request. The header parser's token is V8's
+ * view into the request's Authorization header (a slice), and a view keeps what it views alive: a
+ * cached token held the whole header, up to its 4,096 characters, for as long as it was cached
+ * (about 120 bytes an entry with a usual header, 3,900 with a padded one). The token is ASCII (its
+ * tag was checked), so its latin1 bytes read back are the same text, in a string of nothing else.
+ */
+function keptCopy (token: string): string {
+  return Buffer.from(token, 'latin1').toString('latin1')
+}
+
+/**
  * lru-cache's `get` without options makes an object for them on every call, and writes its status
  * field into the one it is given: one object, reused by every lookup (each runs to its end before the next).
  */
@@ -174,15 +185,19 @@ export class TokenCache {
     return this.#fetch(accessToken, grantId, now).then((found) => live(found, now))
   }
 
-  /** The token's entry: the read in flight for it if there is one, else a new read, cached when it settles. */
-  #fetch (token: string, grantId: string, now: number): PromiseLike<Entry> {
+  /**
+   * The token's entry: the read in flight for it if there is one, else a new read, cached when it
+   * settles. What is kept (the read's, the index's and the entry's key) is the token's own copy.
+   */
+  #fetch (asked: string, grantId: string, now: number): PromiseLike<Entry> {
     const lru = this.#lru
-    if (lru === undefined) return this.#read(token, hashSecret(token), grantId, now)
-    const shared = this.#reading.get(token)
+    if (lru === undefined) return this.#read(asked, hashSecret(asked), grantId, now)
+    const shared = this.#reading.get(asked)
     if (shared !== undefined) return shared.answer
-    const hash = hashSecret(token)
+    const hash = hashSecret(asked)
     // A flood of distinct tokens past the bound: each reads alone, and nothing it reads is kept.
-    if (this.#reading.size >= this.#maxReading) return this.#read(token, hash, grantId, now)
+    if (this.#reading.size >= this.#maxReading) return this.#read(asked, hash, grantId, now)
+    const token = keptCopy(asked)
     // Known by hash before the read, so that a revocation arriving meanwhile overtakes it.
     const reading: Reading = { answer: new Pending<Entry>(), overtaken: false }
     this.#reading.set(token, reading)
